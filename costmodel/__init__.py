@@ -1,0 +1,17 @@
+"""memtune.costmodel — memory machine models, the exact access simulator, and
+(from later layers) symbolic costs of the seeds' algorithms."""
+from .errors import (InputFileError, MemtuneError, ParameterError,
+                     PresetNotFoundError, TraceError)
+from .machines import DMM, HMM, UMM, AsyncHMM, MemoryMachine
+from .presets import Preset, all_presets, load_preset, preset_names
+from .simulator import (NO_REQUEST, SimulationResult, address_groups,
+                        bank_congestion, contiguous_trace, simulate)
+from .symbols import symbol, symbols
+
+__all__ = [
+    "MemtuneError", "ParameterError", "TraceError", "PresetNotFoundError", "InputFileError",
+    "MemoryMachine", "DMM", "UMM", "HMM", "AsyncHMM",
+    "Preset", "load_preset", "preset_names", "all_presets",
+    "simulate", "SimulationResult", "bank_congestion", "address_groups", "contiguous_trace",
+    "NO_REQUEST", "symbol", "symbols",
+]

@@ -1,0 +1,42 @@
+"""The sympy symbols of the memory machine models, made once and shared.
+
+Every expression in memtune uses these objects, so that an expression built by
+the cost registry can be evaluated with the values a machine hands out.
+"""
+from __future__ import annotations
+
+import sympy
+
+#: Parameters of the models and the algorithms, with what they stand for.
+DESCRIPTIONS = {
+    "n": "input size (number of elements)",
+    "nbar": "side of a square matrix, n = nbar**2",
+    "w": "width: banks of a DMM, threads per warp, address-group size of the UMM",
+    "l": "latency of the shared memory (DMM)",
+    "L": "latency of the global memory (UMM)",
+    "p": "threads (per DMM on the HMM)",
+    "d": "number of DMMs (streaming multiprocessors) of the HMM",
+    "m": "tile side: each DMM's shared memory holds O(m**2) words",
+    "v": "filter radius of the convolution, (2v+1)**2 taps",
+    "r": "fraction of the (1+r)R1W SAT done by 2R1W, 0 <= r < 1",
+    "k": "number of DMMs used by the k-DMM permutation variants",
+    "D": "recursion depth of the 2R1W SAT",
+}
+
+_SYMBOLS: dict[str, sympy.Symbol] = {}
+
+
+def symbol(name: str) -> sympy.Symbol:
+    """The one sympy symbol for parameter ``name`` (positive; integer unless r)."""
+    if name not in _SYMBOLS:
+        if name not in DESCRIPTIONS:
+            raise KeyError(f"unknown model parameter {name!r}")
+        if name == "r":
+            _SYMBOLS[name] = sympy.Symbol(name, nonnegative=True, real=True)
+        else:
+            _SYMBOLS[name] = sympy.Symbol(name, positive=True, integer=True)
+    return _SYMBOLS[name]
+
+
+def symbols(*names: str) -> tuple[sympy.Symbol, ...]:
+    return tuple(symbol(n) for n in names)

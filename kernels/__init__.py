@@ -1,0 +1,1 @@
+"""memtune.kernels — see README."""

@@ -1,0 +1,1 @@
+"""memtune.studies — see README."""

@@ -1,0 +1,69 @@
+import json
+
+import numpy as np
+import pytest
+
+
+def test_simulate_contract(run_cli):
+    for machine, time, stages in (("dmm", 7, [2, 1]), ("umm", 9, [3, 2])):
+        code, out, _ = run_cli("simulate", "--machine", machine, "--w", "4", "--l", "5",
+                               "--warp", "7,5,15,0", "--warp", "10,11,12,9", "--json")
+        got = json.loads(out)
+        assert code == 0
+        assert got["time"] == time and isinstance(got["time"], int)
+        assert got["stages"] == stages and len(got["congestion"]) == 2
+
+
+def test_simulate_trace_file(run_cli, tmp_path):
+    f = tmp_path / "t.npy"
+    np.save(f, np.array([[7, 5, 15, 0, 10, 11, 12, 9]], dtype=np.int32))
+    code, out, _ = run_cli("simulate", "--machine", "dmm", "--w", "4", "--l", "5", "--trace", str(f), "--json")
+    assert code == 0 and json.loads(out)["time"] == 7
+    np.save(f, np.array([[0, 1, -1, -1], [4, 5, 6, 7]]))
+    code, out, _ = run_cli("simulate", "--machine", "umm", "--w", "4", "--l", "3", "--trace", str(f), "--json")
+    got = json.loads(out)
+    assert got["stages"] == [[1], [1]] and got["time"] == 1 + 3 + 3 - 1
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["--w", "0", "--l", "5", "--warp", "1"], "--w"),
+    (["--w", "4", "--l", "-2", "--warp", "1"], "--l"),
+    (["--w", "4", "--l", "5", "--warp", "1,2,3,4,5"], "more than w"),
+    (["--w", "4", "--l", "5", "--warp", "1,-3"], "negative"),
+    (["--w", "4", "--l", "5", "--warp", "1.5,2"], "integers"),
+    (["--w", "four", "--l", "5", "--warp", "1"], "--w"),
+])
+def test_bad_input_is_one_line_exit_2(run_cli, argv, needle):
+    code, out, err = run_cli("simulate", "--machine", "dmm", *argv)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and needle in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("content,needle", [
+    (lambda f: np.save(f, np.array([{"a": 1}], dtype=object), allow_pickle=True), "pickled"),
+    (lambda f: f.write_bytes(b"not an array"), "not a .npy"),
+    (lambda f: np.save(f, np.array([[1.5, 2.0]])), "integers"),
+    (lambda f: np.save(f, np.array([[1, -5]])), "below -1"),
+])
+def test_bad_trace_files(run_cli, tmp_path, content, needle):
+    f = tmp_path / "bad.npy"
+    content(f)
+    code, _, err = run_cli("simulate", "--machine", "dmm", "--w", "4", "--l", "5", "--trace", str(f))
+    assert code == 2 and needle in err and err.count("\n") == 1
+
+
+def test_models_lists_presets(run_cli):
+    code, out, _ = run_cli("models", "--json")
+    names = {p["name"]: p for p in json.loads(out)["presets"]}
+    assert code == 0 and names["h100"]["parameters"]["d"] == 132
+    assert "L" in names["h100"]["guesses"]
+    code, out, _ = run_cli("models")
+    assert "h100" in out and "600*" in out
+
+
+def test_demo_runs_and_reproduces_the_example(run_cli):
+    code, out, _ = run_cli("demo", "--json")
+    rows = json.loads(out)["time_units"]
+    assert code == 0
+    assert rows["worked example (001 Fig. 3), DMM w=4 l=5"] == 7
+    assert rows["worked example (001 Fig. 3), UMM w=4 l=5"] == 9

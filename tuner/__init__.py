@@ -1,0 +1,1 @@
+"""memtune.tuner — see README."""
