@@ -67,3 +67,49 @@ def test_demo_runs_and_reproduces_the_example(run_cli):
     assert code == 0
     assert rows["worked example (001 Fig. 3), DMM w=4 l=5"] == 7
     assert rows["worked example (001 Fig. 3), UMM w=4 l=5"] == 9
+
+
+def test_schedule_cli_writes_the_arrays(run_cli, tmp_path):
+    from costmodel import permutations as P
+    from costmodel import schedules as S
+
+    out = tmp_path / "h.npz"
+    code, text, _ = run_cli("schedule", "--kind", "hmm", "--perm", "random", "--n", str(64 * 64), "--w", "32",
+                            "--seed", "4", "--out", str(out), "--json")
+    assert code == 0 and json.loads(text)["n"] == 4096
+    z = np.load(out)
+    sched = S.HMMSchedule(64, 32, z["row1"].astype(int), z["col"].astype(int), z["row2"].astype(int))
+    perm = P.random(4096, 4)
+    a = np.arange(4096.0)
+    b = np.empty_like(a)
+    b[perm] = a
+    assert np.array_equal(sched.apply(a), b) and z["row1"].dtype == np.uint8
+    out = tmp_path / "d.npz"
+    code, _, _ = run_cli("schedule", "--kind", "dmm", "--perm", "bit-reversal", "--n", "1024", "--w", "32",
+                         "--out", str(out))
+    z = np.load(out)
+    S.validate_dmm_schedule(P.bit_reversal(1024), z["s"], z["d"], 32)
+
+
+def test_schedule_cli_from_npy_and_errors(run_cli, tmp_path):
+    f = tmp_path / "p.npy"
+    np.save(f, np.random.default_rng(0).permutation(64))
+    code, _, _ = run_cli("schedule", "--kind", "dmm", "--perm", str(f), "--w", "8", "--out", str(tmp_path / "o.npz"))
+    assert code == 0
+    np.save(f, np.array([0, 0, 1]))
+    code, _, err = run_cli("schedule", "--kind", "dmm", "--perm", str(f), "--w", "8", "--out", str(tmp_path / "o.npz"))
+    assert code == 2 and "not a permutation" in err and err.count("\n") == 1
+    code, _, err = run_cli("schedule", "--kind", "hmm", "--perm", "random", "--n", "1000", "--w", "32",
+                           "--out", str(tmp_path / "o.npz"))
+    assert code == 2 and err.startswith("memtune schedule: error: n:")
+
+
+def test_distribution_and_congestion_cli(run_cli):
+    code, out, _ = run_cli("distribution", "--perm", "shuffle", "--n", "4096", "--w", "32", "--json")
+    assert code == 0 and json.loads(out) == {"D_w": 256, "ratio": 0.0625, "n": 4096, "w": 32}
+    code, out, _ = run_cli("congestion", "--mapping", "raw", "--pattern", "stride", "--w", "32",
+                           "--trials", "100", "--seed", "1", "--json")
+    got = json.loads(out)
+    assert code == 0 and got["mean"] == 32 and got["max"] == 32 and got["trials"] == 100
+    code, _, err = run_cli("congestion", "--mapping", "rap", "--pattern", "stride", "--w", "32", "--trials", "0")
+    assert code == 2 and "--trials" in err

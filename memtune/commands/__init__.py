@@ -1,4 +1,4 @@
 """Registry of the ``memtune`` subcommands, one module each."""
-from . import demo, models, simulate
+from . import congestion, demo, distribution, models, schedule, simulate
 
-COMMANDS = [demo, models, simulate]
+COMMANDS = [demo, models, simulate, schedule, distribution, congestion]

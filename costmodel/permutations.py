@@ -1,0 +1,153 @@
+"""Permutations of ``0..n-1`` used by the offline-permutation algorithms.
+
+A permutation ``P`` is an integer array with ``b[P[i]] = a[i]`` (000 §4.1).
+The named ones are those of the seeds' experiments (000 §4.4, §5.2):
+identical, random, transpose (n = n̄²), shuffle and bit-reversal (n = 2^m).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .errors import InputFileError, ParameterError
+from .simulator import address_groups
+from .validation import positive_int
+
+NAMES = ("identical", "random", "transpose", "shuffle", "bit-reversal")
+
+
+def _log2(name: str, n: int) -> int:
+    m = n.bit_length() - 1
+    if n != 1 << m:
+        raise ParameterError("n", f"the {name} permutation needs n to be a power of two, got {n}")
+    return m
+
+
+def square_side(n: int) -> int:
+    """n̄ with n = n̄², or an error naming n."""
+    side = math.isqrt(n)
+    if side * side != n:
+        raise ParameterError("n", f"must be a perfect square n = n̄², got {n}")
+    return side
+
+
+def identical(n: int) -> np.ndarray:
+    return np.arange(positive_int("n", n), dtype=np.int64)
+
+
+def random(n: int, seed: int | None = 0) -> np.ndarray:
+    """A permutation drawn uniformly from all n! (numpy's PCG64 with ``seed``)."""
+    return np.random.default_rng(seed).permutation(positive_int("n", n)).astype(np.int64)
+
+
+def transpose(n: int) -> np.ndarray:
+    """P(i·n̄ + j) = j·n̄ + i."""
+    side = square_side(positive_int("n", n))
+    i, j = np.divmod(np.arange(n, dtype=np.int64), side)
+    return j * side + i
+
+
+def shuffle(n: int) -> np.ndarray:
+    """Rotate the m address bits left by one: P(i_m … i_1) = i_{m−1} … i_1 i_m."""
+    m = _log2("shuffle", positive_int("n", n))
+    i = np.arange(n, dtype=np.int64)
+    if m == 0:
+        return i
+    return ((i << 1) & (n - 1)) | (i >> (m - 1))
+
+
+def bit_reversal(n: int) -> np.ndarray:
+    """Reverse the m address bits: P(i_m … i_1) = i_1 … i_m."""
+    m = _log2("bit-reversal", positive_int("n", n))
+    i = np.arange(n, dtype=np.int64)
+    out = np.zeros(n, dtype=np.int64)
+    for bit in range(m):
+        out |= ((i >> bit) & 1) << (m - 1 - bit)
+    return out
+
+
+_BUILDERS = {
+    "identical": lambda n, seed: identical(n),
+    "random": random,
+    "transpose": lambda n, seed: transpose(n),
+    "shuffle": lambda n, seed: shuffle(n),
+    "bit-reversal": lambda n, seed: bit_reversal(n),
+}
+
+
+def named(name: str, n: int, seed: int | None = 0) -> np.ndarray:
+    """One of :data:`NAMES` (``bitreversal`` and ``bit_reversal`` accepted too)."""
+    key = name.lower().replace("_", "-")
+    key = "bit-reversal" if key in ("bitreversal", "bit-reverse", "bitreverse") else key
+    if key not in _BUILDERS:
+        raise ParameterError("perm", f"unknown permutation {name!r}; choose one of {', '.join(NAMES)} or a .npy file")
+    return _BUILDERS[key](n, seed)
+
+
+def validate(perm, what: str = "perm") -> np.ndarray:
+    """Check that ``perm`` is a permutation of 0..n−1 of an integer dtype."""
+    arr = np.asarray(perm)
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
+        raise InputFileError(f"{what}: must hold integers, not {arr.dtype}")
+    if arr.ndim != 1 or arr.size == 0:
+        raise InputFileError(f"{what}: must be a non-empty 1-D array, got shape {arr.shape}")
+    n = arr.size
+    arr = arr.astype(np.int64)
+    if arr.min() < 0 or arr.max() >= n:
+        raise InputFileError(f"{what}: values must lie in 0..{n - 1}")
+    seen = np.bincount(arr, minlength=n)
+    if (seen != 1).any():
+        raise InputFileError(f"{what}: not a permutation ({int((seen == 0).sum())} values of 0..{n - 1} missing)")
+    return arr
+
+
+def load(path: str) -> np.ndarray:
+    """A permutation from a ``.npy`` file (no pickles), validated."""
+    from pathlib import Path
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputFileError(f"perm: no such file {path!r}")
+    with p.open("rb") as fh:
+        if fh.read(6) != b"\x93NUMPY":
+            raise InputFileError(f"perm: {path!r} is not a .npy file (no NumPy header)")
+    try:
+        arr = np.load(p, allow_pickle=False)
+    except ValueError as exc:
+        raise InputFileError(f"perm: {path!r} cannot be loaded without pickle ({exc})") from None
+    return validate(arr, f"perm {path!r}")
+
+
+def resolve(spec: str, n: int | None, seed: int | None = 0) -> np.ndarray:
+    """A permutation from a name (with ``n``) or from a ``.npy`` path."""
+    if spec.endswith(".npy"):
+        perm = load(spec)
+        if n is not None and perm.size != n:
+            raise ParameterError("n", f"the permutation in {spec!r} has {perm.size} elements, not n = {n}")
+        return perm
+    if n is None:
+        raise ParameterError("n", "is required with a named permutation")
+    return named(spec, n, seed)
+
+
+def inverse(perm: np.ndarray) -> np.ndarray:
+    """Q with Q[P[i]] = i (the S-designated algorithm's array q)."""
+    inv = np.empty_like(perm)
+    inv[perm] = np.arange(perm.size, dtype=perm.dtype)
+    return inv
+
+
+def distribution(perm: np.ndarray, w: int) -> int:
+    """D_w(P) (000 §5.2): address groups of b written by all warps of the D-designated algorithm.
+
+    Sum over warps j of |{⌊P(jw + k)/w⌋ : 0 ≤ k < w}|; when n is not a multiple
+    of w the last, partial warp counts too (it writes its groups all the same).
+    """
+    w = positive_int("w", w)
+    perm = np.asarray(perm, dtype=np.int64)
+    warps = -(-perm.size // w)
+    rows = np.full(warps * w, -1, dtype=np.int64)
+    rows[:perm.size] = perm
+    rows = rows.reshape(warps, w)
+    return int(address_groups(rows, w, rows >= 0).sum())

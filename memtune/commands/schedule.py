@@ -1,0 +1,51 @@
+"""``memtune schedule``: conflict-free permutation schedules for the DMM and the HMM."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from costmodel import permutations as perms
+from costmodel import schedules
+from costmodel.errors import InputFileError
+
+from .common import add_json_flag, positive, print_json
+
+NAME = "schedule"
+HELP = "compute the conflict-free schedule of a permutation (DMM: s, d; HMM: row1, col, row2)"
+
+
+def add_arguments(parser):
+    parser.add_argument("--kind", choices=("dmm", "hmm"), required=True)
+    parser.add_argument("--perm", required=True,
+                        help=f"{', '.join(perms.NAMES)}, or a .npy file holding P (b[P[i]] = a[i])")
+    parser.add_argument("--n", type=positive, help="number of elements (a square n = n̄² for --kind hmm)")
+    parser.add_argument("--w", type=positive, required=True)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random permutation (default 0)")
+    parser.add_argument("--out", required=True, metavar="FILE.npz")
+    add_json_flag(parser)
+
+
+def run(args) -> int:
+    perm = perms.resolve(args.perm, args.n, args.seed)
+    out = Path(args.out)
+    if not out.parent.exists():
+        raise InputFileError(f"out: folder {str(out.parent)!r} does not exist")
+    t0 = time.perf_counter()
+    if args.kind == "dmm":
+        sched = schedules.dmm_schedule(perm, args.w)
+        dtype = schedules.narrowest_index_dtype(perm.size)
+        arrays = {"s": sched.s.astype(dtype), "d": sched.d.astype(dtype)}
+    else:
+        arrays = schedules.hmm_schedule(perm, args.w).arrays()
+    seconds = time.perf_counter() - t0
+    np.savez(out, **arrays)
+    summary = {"kind": args.kind, "n": int(perm.size), "w": args.w, "out": str(out),
+               "arrays": {k: [list(v.shape), str(v.dtype)] for k, v in arrays.items()}, "seconds": round(seconds, 4)}
+    if args.json:
+        print_json(summary)
+    else:
+        shapes = ", ".join(f"{k} {v.shape} {v.dtype}" for k, v in arrays.items())
+        print(f"{args.kind} schedule of {perm.size} elements (w = {args.w}) in {seconds:.3f} s -> {out}: {shapes}")
+    return 0

@@ -1,0 +1,73 @@
+import numpy as np
+import pytest
+
+from costmodel import InputFileError, ParameterError
+from costmodel import permutations as P
+
+
+def test_named_permutations_match_the_papers_figures():
+    # 000 Figs 4.8-4.10 (n = 16)
+    assert P.transpose(16).tolist() == [0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15]
+    assert P.shuffle(16).tolist() == [0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15]
+    assert P.bit_reversal(16).tolist() == [0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15]
+    assert P.identical(5).tolist() == [0, 1, 2, 3, 4]
+
+
+def test_random_is_seeded_and_a_permutation():
+    a, b, c = P.random(1000, 7), P.random(1000, 7), P.random(1000, 8)
+    assert np.array_equal(a, b) and not np.array_equal(a, c)
+    assert np.array_equal(np.sort(a), np.arange(1000))
+
+
+def test_inverse():
+    p = P.random(257, 1)
+    q = P.inverse(p)
+    assert np.array_equal(q[p], np.arange(257)) and np.array_equal(p[q], np.arange(257))
+
+
+@pytest.mark.parametrize("name,expected", [("identical", 1), ("shuffle", 2), ("transpose", 32), ("bit-reversal", 32)])
+def test_distribution_of_the_regular_permutations(name, expected):
+    # 000 §5.2: D_w(identical) = n/w, D_w(shuffle) = 2n/w, transpose and bit-reversal = n
+    n, w = 1 << 14, 32
+    assert P.distribution(P.named(name, n), w) == expected * n // w
+    assert P.distribution(P.inverse(P.named(name, n)), w) == expected * n // w
+
+
+def test_distribution_by_hand_and_of_random():
+    assert P.distribution(np.array([0, 4, 1, 5, 2, 3, 6, 7]), 4) == 2 + 2
+    n = 1 << 16
+    ratio = P.distribution(P.random(n, 3), 32) / n
+    assert 0.98 < ratio <= 1.0
+
+
+def test_bad_named_arguments():
+    with pytest.raises(ParameterError, match="^n:"):
+        P.shuffle(1000)
+    with pytest.raises(ParameterError, match="^n:"):
+        P.transpose(1000)
+    with pytest.raises(ParameterError, match="^perm:"):
+        P.named("sorted", 16)
+
+
+@pytest.mark.parametrize("arr,needle", [
+    (np.array([0, 1, 1, 3]), "not a permutation"),
+    (np.array([0, 1, 4, 2]), "values must lie"),
+    (np.array([0.0, 1.0]), "integers"),
+    (np.array([[0, 1], [2, 3]]), "1-D"),
+])
+def test_npy_files_are_checked(tmp_path, arr, needle):
+    f = tmp_path / "p.npy"
+    np.save(f, arr)
+    with pytest.raises(InputFileError, match=needle):
+        P.load(str(f))
+
+
+def test_pickled_npy_refused_and_good_file_loaded(tmp_path):
+    f = tmp_path / "p.npy"
+    np.save(f, np.array([1, 2, 0], dtype=object), allow_pickle=True)
+    with pytest.raises(InputFileError, match="pickle"):
+        P.load(str(f))
+    np.save(f, np.array([2, 0, 1], dtype=np.int16))
+    assert P.resolve(str(f), 3).tolist() == [2, 0, 1]
+    with pytest.raises(ParameterError, match="^n:"):
+        P.resolve(str(f), 4)
