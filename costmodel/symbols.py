@@ -20,7 +20,9 @@ DESCRIPTIONS = {
     "v": "filter radius of the convolution, (2v+1)**2 taps",
     "r": "fraction of the (1+r)R1W SAT done by 2R1W, 0 <= r < 1",
     "k": "number of DMMs used by the k-DMM permutation variants",
-    "D": "recursion depth of the 2R1W SAT",
+    "depth": "recursion depth of the 2R1W SAT (0 for n <= 2^20 at w = 32, 000 §6.3)",
+    "Dw": "distribution D_w(P) of the permutation (or of its inverse), n/w <= Dw <= n (000 §5.2)",
+    "c": "mean bank congestion of a casual shared-memory round, 1 <= c <= w (000 Table 4.3)",
 }
 
 _SYMBOLS: dict[str, sympy.Symbol] = {}
@@ -31,8 +33,10 @@ def symbol(name: str) -> sympy.Symbol:
     if name not in _SYMBOLS:
         if name not in DESCRIPTIONS:
             raise KeyError(f"unknown model parameter {name!r}")
-        if name == "r":
+        if name in ("r", "c", "Dw"):
             _SYMBOLS[name] = sympy.Symbol(name, nonnegative=True, real=True)
+        elif name == "depth":
+            _SYMBOLS[name] = sympy.Symbol(name, nonnegative=True, integer=True)
         else:
             _SYMBOLS[name] = sympy.Symbol(name, positive=True, integer=True)
     return _SYMBOLS[name]

@@ -113,3 +113,51 @@ def test_distribution_and_congestion_cli(run_cli):
     assert code == 0 and got["mean"] == 32 and got["max"] == 32 and got["trials"] == 100
     code, _, err = run_cli("congestion", "--mapping", "rap", "--pattern", "stride", "--w", "32", "--trials", "0")
     assert code == 2 and "--trials" in err
+
+
+def test_cost_cli_contract(run_cli):
+    code, out, _ = run_cli("cost", "hmm_scheduled_permutation", "--set", "n=4194304", "--set", "w=32",
+                           "--set", "L=400", "--json")
+    got = json.loads(out)
+    assert code == 0
+    assert set(got) >= {"name", "model", "source", "time", "time_value", "lower_bound", "lower_bound_value",
+                        "optimal", "dominant", "rounds"}
+    assert got["time_value"] == 32 * 131072 + 16 * 400 - 16 and got["optimal"] is True
+    assert got["rounds"]["global_coalesced_read"] == 11
+    code, out, _ = run_cli("cost", "prefix_sums_simple", "--json")
+    got = json.loads(out)
+    assert got["time_value"] is None and got["optimal"] is False and "log(n)" in got["reason"]
+    code, out, _ = run_cli("cost", "sum", "--latex", "--json")
+    assert "\\log" in json.loads(out)["time"]
+
+
+@pytest.mark.parametrize("argv,needle", [
+    (["cost", "nosuch"], "name:"),
+    (["cost", "sum", "--set", "q=3"], "q:"),
+    (["cost", "sum", "--set", "n"], "set:"),
+    (["cost", "sum", "--set", "n=-4"], "n:"),
+    (["cost", "sat_1pr1w", "--set", "r=1.5"], "r:"),
+    (["cost", "transpose_crsw", "--set", "mapping=diag"], "mapping:"),
+    (["compare", "sum", "--vary", "n=1:2:y"], "vary:"),
+    (["crossover", "sum", "sat_1r1w", "--solve-for", "n"], "must be set"),
+])
+def test_query_errors_are_one_line(run_cli, argv, needle):
+    code, out, err = run_cli(*argv)
+    assert code == 2 and out == "" and needle in err and err.count("\n") == 1
+
+
+def test_algorithms_compare_crossover_conditions_cli(run_cli):
+    code, out, _ = run_cli("algorithms", "--json")
+    names = {a["name"] for a in json.loads(out)["algorithms"]}
+    assert code == 0 and {"sat_1pr1w", "transpose_drdw", "hmm_scheduled_permutation"} <= names
+    code, out, _ = run_cli("compare", "sat_1r1w", "sat_2r1w", "--set", "w=32", "--set", "L=400", "--set", "depth=0",
+                           "--vary", "nbar=1024:4096:x2", "--json")
+    rows = json.loads(out)["rows"]
+    assert code == 0 and [r["nbar"] for r in rows] == [1024, 2048, 4096] and rows[0]["sat_1r1w"] < rows[0]["sat_2r1w"]
+    code, out, _ = run_cli("crossover", "sat_1r1w", "sat_2r1w", "--solve-for", "nbar", "--set", "w=32",
+                           "--set", "L=400", "--set", "depth=0", "--json")
+    assert code == 0 and len(json.loads(out)["roots"]) == 2
+    code, out, _ = run_cli("conditions", "--set", "w=32", "--set", "L=600", "--set", "p=1024", "--set", "d=132",
+                           "--solve-for", "d", "--json")
+    rows = {r["name"]: r for r in json.loads(out)["conditions"]}
+    assert rows["global_latency_hidden"]["holds"] is True and rows["conv_throughput_bound"]["holds"] is None

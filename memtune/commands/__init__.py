@@ -1,4 +1,6 @@
 """Registry of the ``memtune`` subcommands, one module each."""
-from . import congestion, demo, distribution, models, schedule, simulate
+from . import (algorithms, compare, conditions, congestion, cost, crossover, demo, distribution, models,
+               schedule, simulate)
 
-COMMANDS = [demo, models, simulate, schedule, distribution, congestion]
+COMMANDS = [demo, models, simulate, algorithms, cost, compare, crossover, conditions, schedule, distribution,
+            congestion]

@@ -1,0 +1,68 @@
+"""Offline permutation in the global memory of the HMM (000 ch. 5, Table 5.1; 003).
+
+With n threads a coalesced global round takes n/w + L − 1, a conflict-free
+shared round n/w (shared latency 1 in ch. 5), and a casual global round of
+distribution D takes D + L − 1 (Lemma 5.1.1, §5.2). Every time below is the
+sum over its rounds, which is how the test checks Table 5.1's last column.
+"""
+from .. import bounds
+from ..algorithm import Algorithm, Rounds, register
+from ..symbols import symbols
+
+n, w, L, k, Dw = symbols("n", "w", "L", "k", "Dw")
+BOUND = bounds.permutation_bound()
+DOMAIN = (w <= n, Dw >= n / w, Dw <= n)
+
+
+def time_from_rounds(rounds: Rounds, casual_stages=Dw):
+    """Table 5.1's running time from its round counts."""
+    global_rounds = rounds.global_coalesced_read + rounds.global_coalesced_write
+    casual = rounds.global_casual_read + rounds.global_casual_write
+    shared = rounds.shared_conflict_free_read + rounds.shared_conflict_free_write
+    return (global_rounds * (n / w + L - 1) + casual * (casual_stages + L - 1) + shared * n / w)
+
+
+def _entry(name, rounds, description, optimal, **extra):
+    register(Algorithm(
+        name=name, model="HMM", parameters=("n", "w", "L") + extra.pop("more", ()),
+        rounds=rounds, time=time_from_rounds(rounds), limitations=BOUND,
+        source=extra.pop("source", "000 §5, Table 5.1"), description=description,
+        claims={"optimal": optimal}, domain=DOMAIN, **extra))
+
+
+_entry("hmm_permutation_d_designated", Rounds(global_coalesced_read=2, global_casual_write=1),
+       "b[p[i]] = a[i] in global memory: D_w(P) + 2n/w + 3L − 3 (Dw = D_w(P))", False,
+       more=("Dw",), worst_case={Dw: n}, source="000 §5.2, Lemma 5.2.3, Table 5.1")
+_entry("hmm_permutation_s_designated",
+       Rounds(global_casual_read=1, global_coalesced_read=1, global_coalesced_write=1),
+       "b[i] = a[q[i]]: D_w(P^-1) + 2n/w + 3L − 3 (Dw stands for D_w(P^-1) here)", False,
+       more=("Dw",), worst_case={Dw: n}, source="000 §5.2, Lemma 5.2.3, Table 5.1")
+_entry("hmm_transpose", Rounds(global_coalesced_read=1, global_coalesced_write=1,
+                               shared_conflict_free_read=1, shared_conflict_free_write=1),
+       "n̄ x n̄ transpose through w x w tiles in the diagonal arrangement: 4n/w + 2L − 2", True,
+       source="000 §5.3, Lemma 5.3.1, Table 5.1")
+_entry("hmm_rowwise_permutation", Rounds(global_coalesced_read=3, global_coalesced_write=1,
+                                         shared_conflict_free_read=2, shared_conflict_free_write=2),
+       "every row permuted in one DMM with per-row conflict-free S_i, D_i: 8n/w + 4L − 4", True,
+       source="000 §5.4, Lemma 5.4.2, Table 5.1")
+_entry("hmm_columnwise_permutation", Rounds(global_coalesced_read=5, global_coalesced_write=3,
+                                            shared_conflict_free_read=4, shared_conflict_free_write=4),
+       "transpose, row-wise permutation, transpose: 16n/w + 8L − 8", True,
+       source="000 §5.4, Lemma 5.4.3, Table 5.1")
+_entry("hmm_scheduled_permutation", Rounds(global_coalesced_read=11, global_coalesced_write=5,
+                                           shared_conflict_free_read=8, shared_conflict_free_write=8),
+       "row-wise, column-wise, row-wise permutation from an n̄-edge-colouring: 32n/w + 16L − 16", True,
+       source="000 §5.5, Theorem 5.5.1, Table 5.1")
+
+for name, time, description in (
+    ("hmm_permutation_regular_kdmm", 2 * n / w + 2 * n / (k * w) + 2 * L - 2,
+     "transpose, shuffle and bit-reversal with k DMMs (003, IEICE E97-D)"),
+    ("hmm_permutation_any_kdmm", 16 * n / w + 16 * n / (k * w) + 16 * L - 16,
+     "any permutation with k DMMs (003, IEICE E97-D)"),
+):
+    register(Algorithm(
+        name=name, model="HMM", parameters=("n", "w", "L", "k"), rounds=Rounds(), time=time,
+        limitations=BOUND, source="003 (abstract of IEICE Trans. E97-D(12))", description=description,
+        claims={}, domain=(w <= n, k >= 1),
+        notes="Only the abstract is in the seeds: the time is exact, the rounds are not given (left at 0).",
+    ))

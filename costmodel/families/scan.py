@@ -1,0 +1,105 @@
+"""Sum and prefix sums on the DMM and the UMM (001 §§4–7)."""
+import numpy as np
+import sympy
+
+from .. import bounds
+from ..algorithm import Algorithm, Rounds, register
+from ..symbols import symbols
+from .memory_access import contiguous_time
+
+n, w, l, p = symbols("n", "w", "l", "p")
+log2n = sympy.log(n, 2)
+SUM_BOUND = (bounds.bandwidth(), bounds.latency(), bounds.reduction())
+DOMAIN = (w <= p, p <= n)
+
+register(Algorithm(
+    name="sum",
+    model="DMM, UMM",
+    parameters=("n", "p", "w", "l"),
+    rounds=Rounds(shared_conflict_free_read=2, shared_conflict_free_write=1,
+                  global_coalesced_read=2, global_coalesced_write=1),
+    time=n / w + n * l / p + l * log2n,
+    limitations=SUM_BOUND,
+    source="001 §4, Thm 1 (bound: Thm 2)",
+    description="pairwise sums a[i] += a[i + 2^t], t = log n − 1 … 0, each step three contiguous accesses",
+    order_only=True,
+    claims={"optimal": True},
+    domain=DOMAIN,
+    notes="Rounds count element accesses / n: reads 2(n − 1), writes n − 1 over all steps.",
+))
+
+register(Algorithm(
+    name="prefix_sums_simple",
+    model="DMM, UMM",
+    parameters=("n", "p", "w", "l"),
+    rounds=Rounds(shared_conflict_free_read=2 * log2n, shared_conflict_free_write=log2n,
+                  global_coalesced_read=2 * log2n, global_coalesced_write=log2n),
+    time=n * log2n / w + n * l * log2n / p + l * log2n,
+    limitations=SUM_BOUND,
+    source="001 §6, Lemma 2",
+    description="Hillis–Steele: a[i] += a[i − 2^t] for t = 0 … log n − 1, three contiguous accesses of n − 2^t cells each",
+    order_only=True,
+    claims={"optimal": False},
+    domain=DOMAIN,
+))
+
+register(Algorithm(
+    name="prefix_sums_optimal",
+    model="DMM, UMM",
+    parameters=("n", "p", "w", "l"),
+    rounds=Rounds(shared_conflict_free_read=4, shared_conflict_free_write=3,
+                  global_coalesced_read=4, global_coalesced_write=3),
+    time=n / w + n * l / p + l * log2n,
+    limitations=SUM_BOUND,
+    source="001 §7, Thm 3",
+    description="interval sums into arrays a_t of 2^t cells, then sums of interval sums; six contiguous passes per level",
+    order_only=True,
+    claims={"optimal": True},
+    domain=DOMAIN,
+    notes="Rounds: stage 1 reads 2n and writes n, stage 2 reads 2n and writes 2n (element accesses / n, leading terms).",
+))
+
+
+# --- the algorithms' memory access, step by step, for the simulator --------------------------------
+# Each step is a list of accesses; an access is the array of addresses the
+# active threads touch, thread i taking element i. Steps are separated by a
+# synchronisation (the next step reads what this one wrote).
+
+def sum_steps(n_: int) -> list[list[np.ndarray]]:
+    """a[i] += a[i + 2^t] for t = log n − 1 … 0: read a[0:2^t], read a[2^t:2^(t+1)], write a[0:2^t]."""
+    m = n_.bit_length() - 1
+    return [[np.arange(h), np.arange(h, 2 * h), np.arange(h)] for h in (1 << t for t in range(m - 1, -1, -1))]
+
+
+def prefix_sums_simple_steps(n_: int) -> list[list[np.ndarray]]:
+    """a[i] += a[i − 2^t] for i >= 2^t, t = 0 … log n − 1."""
+    m = n_.bit_length() - 1
+    return [[np.arange(n_ - h), np.arange(h, n_), np.arange(h, n_)] for h in (1 << t for t in range(m))]
+
+
+def prefix_sums_optimal_steps(n_: int) -> list[list[np.ndarray]]:
+    """Theorem 3's two stages; array a_t (2^t cells) starts at address 2^t − 1, a_m is the input."""
+    m = n_.bit_length() - 1
+    base = lambda t: (1 << t) - 1  # noqa: E731
+    steps = []
+    for t in range(m - 1, -1, -1):          # a_t[i] <- a_{t+1}[2i] + a_{t+1}[2i+1]
+        i = np.arange(1 << t)
+        steps.append([base(t + 1) + 2 * i, base(t + 1) + 2 * i + 1, base(t) + i])
+    for t in range(m):                       # a_{t+1}[2i+1] <- a_t[i]; a_{t+1}[2i+2] += a_t[i]
+        i = np.arange(1 << t)
+        j = np.arange((1 << t) - 1)
+        steps.append([base(t) + i, base(t + 1) + 2 * j + 2, base(t + 1) + np.arange(1 << (t + 1))])
+    return steps
+
+
+def sum_time(n_: int, p_: int, w_: int, l_: int) -> int:
+    """Exact time of the sum algorithm on the DMM or UMM, every step ending before the next."""
+    return sum(_access(a.size, p_, w_, l_) for step in sum_steps(n_) for a in step)
+
+
+def _access(k: int, p_: int, w_: int, l_: int) -> int:
+    """Contiguous access of k cells by min(k, p) threads (001 §3, last paragraph)."""
+    threads = min(k, p_)
+    if threads < w_:
+        return l_          # one warp, one stage
+    return contiguous_time(k, threads, w_, l_)

@@ -1,0 +1,200 @@
+"""The symbolic cost registry against hand-computed points and the seeds' tables."""
+import math
+
+import pytest
+import sympy
+
+from costmodel import algorithm as registry
+from costmodel import query, symbol
+from costmodel.families import hmm_permutation, sat
+
+REQUIRED = """contiguous_access sum prefix_sums_simple prefix_sums_optimal dmm_copy dmm_permutation_d_designated
+dmm_permutation_s_designated dmm_permutation_conflict_free hmm_permutation_d_designated
+hmm_permutation_s_designated hmm_transpose hmm_rowwise_permutation hmm_columnwise_permutation
+hmm_scheduled_permutation sat_2r2w sat_4r4w sat_4r1w sat_2r1w sat_1r1w sat_1pr1w conv_dmm conv_hmm matmul_dmm
+matmul_hmm transpose_crsw transpose_srcw transpose_drdw""".split()
+TYPICAL = {"n": 1 << 22, "nbar": 2048, "w": 32, "l": 2, "L": 400, "p": 1024, "d": 16, "m": 64, "v": 3,
+           "r": 0.1, "depth": 0, "k": 8, "c": 3.46, "Dw": 1 << 22}
+n, nbar, w, l, L, p, d, m, v, r, depth = (symbol(s) for s in ("n", "nbar", "w", "l", "L", "p", "d", "m", "v", "r", "depth"))
+
+
+def test_every_required_name_is_registered_with_a_source_and_sensible_values():
+    assert set(REQUIRED) <= set(registry.names())
+    for name in registry.names():
+        entry = registry.get(name)
+        values = {k: TYPICAL[k] for k in entry.parameters}
+        if name in ("contiguous_access", "sum", "prefix_sums_simple", "prefix_sums_optimal", "dmm_copy") \
+                or name.startswith("dmm_"):
+            values["n"] = 4096
+        res = query.cost(name, values)
+        assert res.time_value > 0 and res.lower_bound_value > 0, name
+        assert res.time_value >= 0.9 * res.lower_bound_value or entry.order_only, name
+        assert entry.source and entry.model and entry.description
+
+
+@pytest.mark.parametrize("name,values,expected", [
+    ("hmm_scheduled_permutation", dict(n=4194304, w=32, L=400), 32 * 131072 + 16 * 400 - 16),
+    ("hmm_transpose", dict(n=4194304, w=32, L=400), 4 * 131072 + 2 * 400 - 2),
+    ("hmm_permutation_d_designated", dict(n=4194304, w=32, L=400, Dw=4194304), 4194304 + 2 * 131072 + 3 * 400 - 3),
+    ("hmm_permutation_any_kdmm", dict(n=4096, w=32, L=10, k=4), 16 * 128 + 16 * 32 + 160 - 16),
+    ("contiguous_access", dict(n=1024, p=64, w=4, l=5), 1024 // 4 + 5 - 1),
+    ("contiguous_access", dict(n=1024, p=64, w=4, l=20), 1024 * 20 // 64 + 16 - 1),
+    ("sum", dict(n=1024, p=256, w=32, l=5), 32 + 20 + 50),
+    ("prefix_sums_simple", dict(n=1024, p=256, w=32, l=5), 320 + 200 + 50),
+    ("dmm_permutation_conflict_free", dict(n=1024, w=32, l=1), 128),
+    ("dmm_permutation_d_designated", dict(n=1024, w=32, l=1, c=32), 34 * 32),   # Table 4.3 cost 34 x n/w
+    ("dmm_copy", dict(n=1024, w=32, l=3), 64 + 4),
+    ("sat_2r2w", dict(nbar=1024, w=32, L=400), 2 * 2 ** 20 + 2 * 2 ** 20 // 32 + 2 * 399),
+    ("sat_4r4w", dict(nbar=1024, w=32, L=400), 8 * 2 ** 20 // 32 + 4 * 399),
+    ("sat_4r1w", dict(nbar=1024, w=32, L=401), 5 * 2 ** 20 + 2047 * 400),
+    ("sat_2r1w", dict(nbar=1024, w=32, L=401, depth=0), 3 * 32768 + 8 * 1024 + 3 * 400),
+    ("sat_1r1w", dict(nbar=1024, w=32, L=401), 2 * 32768 + 2 * 65 * 1024 // 32 + 63 * 400),
+    ("sat_1pr1w", dict(nbar=1024, w=32, L=401, r=0.25, depth=0), 2.25 * 32768 + (32 + 5) * 400),
+    ("conv_hmm", dict(nbar=1024, v=3, w=32, l=2, L=400, p=1024, d=16), 32768 + 25600 + 18432 + 1152),
+    ("matmul_hmm", dict(nbar=1024, m=64, w=32, l=2, L=400, p=1024, d=16), 524288 + 409600 + 2097152 + 131072),
+    ("matmul_dmm", dict(nbar=64, w=32, l=2, p=256), 2 ** 18 // 32 + 2 ** 18 * 2 // 256),
+    ("conv_dmm", dict(nbar=32, v=1, w=32, l=2, p=128), 1024 // 32 + 1024 * 2 // 128),
+])
+def test_hand_computed_points(name, values, expected):
+    assert query.cost(name, values).time_value == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("mapping,expected", [("raw", 33 * 32 + 2), ("rap", 2 * 32 + 2)])
+def test_rap_transposes(mapping, expected):
+    assert query.cost("transpose_crsw", {"mapping": mapping, "w": 32, "l": 2}).time_value == expected
+    assert query.cost("transpose_drdw", {"mapping": "raw", "w": 32, "l": 2}).time_value == 2 * 32 + 2
+
+
+TABLE_5_1 = {  # casual r, casual w, coalesced r, coalesced w, shared r, shared w, time
+    "hmm_permutation_d_designated": (0, 1, 2, 0, 0, 0, symbol("Dw") + 2 * n / w + 3 * L - 3),
+    "hmm_permutation_s_designated": (1, 0, 1, 1, 0, 0, symbol("Dw") + 2 * n / w + 3 * L - 3),
+    "hmm_transpose": (0, 0, 1, 1, 1, 1, 4 * n / w + 2 * L - 2),
+    "hmm_rowwise_permutation": (0, 0, 3, 1, 2, 2, 8 * n / w + 4 * L - 4),
+    "hmm_columnwise_permutation": (0, 0, 5, 3, 4, 4, 16 * n / w + 8 * L - 8),
+    "hmm_scheduled_permutation": (0, 0, 11, 5, 8, 8, 32 * n / w + 16 * L - 16),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TABLE_5_1))
+def test_table_5_1(name):
+    *counts, time = TABLE_5_1[name]
+    rd = registry.get(name).rounds
+    assert [rd.global_casual_read, rd.global_casual_write, rd.global_coalesced_read, rd.global_coalesced_write,
+            rd.shared_conflict_free_read, rd.shared_conflict_free_write] == counts
+    assert sympy.simplify(registry.get(name).time - time) == 0
+    assert sympy.simplify(hmm_permutation.time_from_rounds(rd) - time) == 0
+
+
+def _table_cost(entry):
+    """Table 6.1's cost column: C/w + S + (B+1)·L with the lower-order n/w² terms dropped."""
+    rd = entry.rounds
+    reads_writes = sympy.expand((rd.global_coalesced_read + rd.global_coalesced_write) * n / w
+                                + (rd.global_stride_read + rd.global_stride_write) * n)
+    return reads_writes + (rd.barriers + 1) * L
+
+
+TABLE_6_1 = {  # coalesced r/w, stride r/w, shared r/w, barriers, printed cost (corrected where noted)
+    "sat_2r2w": ((1, 1), (1, 1), (0, 0), 1, 2 * n + 2 * n / w + 2 * L),
+    "sat_4r4w": ((4, 4), (0, 0), (1, 1), 3, 8 * n / w + 4 * L),
+    "sat_4r1w": ((0, 0), (4, 1), (0, 0), 2 * nbar, 5 * n + 2 * nbar * L),
+    "sat_2r1w": ((2, 1), (0, 0), (4, 4), 2 * depth + 2, 3 * n / w + (2 * depth + 3) * L),
+    "sat_1r1w": ((1, 1), (0, 0), (2, 2), 2 * nbar / w, 2 * n / w + 2 * nbar / w * L),
+    # printed (1+r)n/w counts reads only; Thm 6.5.1: (2+r)n/w (CATALOGUE §8); r̄ = √r
+    "sat_1pr1w": ((1 + r, 1), (0, 0), (2 + sympy.sqrt(r), 2 + sympy.sqrt(r)),
+                  2 * (1 - sympy.sqrt(r)) * nbar / w + 4 * depth + 4,
+                  (2 + r) * n / w + (2 * (1 - sympy.sqrt(r)) * nbar / w + 4 * depth + 5) * L),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TABLE_6_1))
+def test_table_6_1(name):
+    (cr, cw), (sr, sw), (hr, hw), barriers, cost = TABLE_6_1[name]
+    entry = registry.get(name)
+    rd = entry.rounds
+    assert (rd.global_coalesced_read, rd.global_coalesced_write) == (cr, cw)
+    assert (rd.global_stride_read, rd.global_stride_write) == (sr, sw)
+    assert (rd.shared_conflict_free_read, rd.shared_conflict_free_write) == (hr, hw)
+    # 4R1W and 1R1W: the table rounds 2n̄ − 2 and 2n̄/w − 2 barriers to their leading terms
+    assert sympy.limit(rd.barriers / barriers, nbar, sympy.oo) == 1
+    ratio = (_table_cost(entry) / cost).subs(n, nbar ** 2)
+    assert sympy.limit(ratio.subs(L, nbar), nbar, sympy.oo) == 1
+    # and the time is the §6.1 access cost built from the same counts (up to the O(n/w²) terms)
+    lim = sympy.limit((entry.time / _table_cost(entry)).subs({n: nbar ** 2, L: nbar}), nbar, sympy.oo)
+    assert sympy.limit(lim, w, sympy.oo) == 1
+
+
+def test_1_25r1w_is_table_6_1s_row():
+    entry = registry.get("sat_1pr1w")
+    quarter = {r: sympy.Rational(1, 4)}
+    assert entry.rounds.global_coalesced_read.subs(quarter) == sympy.Rational(5, 4)
+    assert entry.rounds.shared_conflict_free_read.subs(quarter) == sympy.Rational(5, 2)
+    assert sympy.simplify(entry.rounds.barriers.subs(quarter) - (nbar / w + 4 * depth + 4)) == 0
+
+
+def test_lemmas_6_2_1_and_6_2_2_exactly():
+    assert sympy.simplify(registry.get("sat_2r2w").time - (2 * n + 2 * n / w + 2 * (L - 1))) == 0
+    assert sympy.simplify(registry.get("sat_4r4w").time - (8 * n / w + 4 * (L - 1))) == 0
+    assert sympy.simplify(sat.access_cost(n, 0, 2) - (n / w + 3 * (L - 1))) == 0   # §6.1's worked case
+
+
+def test_theorems_1_to_3_and_lemma_2():
+    log = sympy.log(n, 2)
+    assert registry.get("sum").time == n / w + n * l / p + l * log
+    assert registry.get("prefix_sums_optimal").time == n / w + n * l / p + l * log
+    assert registry.get("prefix_sums_simple").time == n * log / w + n * l * log / p + l * log
+    names = {lim.name for lim in registry.get("sum").limitations}
+    assert names == {"bandwidth", "latency", "reduction"}          # Theorem 2
+    assert registry.get("sum").lower_bound == n / w + n * l / p + l * log
+
+
+def test_hmm_paper_table_i():
+    conv = {lim.name: lim.expr for lim in registry.get("conv_hmm").limitations}
+    assert conv == {"global bandwidth": nbar ** 2 / w, "global latency": nbar ** 2 * L / (d * p),
+                    "shared bandwidth": nbar ** 2 * v ** 2 / (d * w), "shared latency": nbar ** 2 * v ** 2 * l / (d * p)}
+    mm = {lim.name: lim.expr for lim in registry.get("matmul_hmm").limitations}
+    table = {"global bandwidth": nbar ** 3 / (m * w), "global latency": nbar ** 3 * L / (m * d * p),
+             "shared bandwidth": nbar ** 3 / (d * w), "shared latency": nbar ** 3 * l / (d * p)}
+    for k, expr in table.items():   # same order; the global terms carry the 2n³/m reads' factor 2
+        assert sympy.simplify(mm[k] / expr) in (1, 2)
+    for name, terms in (("conv_hmm", conv), ("matmul_hmm", table)):
+        assert sympy.simplify(registry.get(name).time - sum(terms.values())) == 0
+
+
+def test_variants_and_unknown_names():
+    assert registry.options("transpose_srcw") == {"mapping": ["raw", "ras", "rap"]}
+    with pytest.raises(registry.UnknownAlgorithmError, match="^name:"):
+        registry.get("sat_9r9w")
+
+
+def test_best_r_is_solved_from_theorem_6_5_1():
+    assert sympy.simplify(query.best_r_expression() - (L - 1) ** 2 / nbar ** 2) == 0
+    assert query.best_r(1024, 401) == pytest.approx((400 / 1024) ** 2)
+    assert query.best_r(256, 2000) == 0.999            # clipped below 1
+    table = query.best_r_table(400)
+    assert list(table.nbar) == [1024 * k for k in (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 18)]
+    assert table.paper_r.iloc[0] == 0.168 and table.model_r.is_monotonic_decreasing
+    # the minimum is a minimum: cost at r* below cost at r* ± 0.01
+    vals = dict(nbar=4096, w=32, L=1025, depth=0)
+    best = query.best_r(4096, 1025)
+    at = lambda x: query.cost("sat_1pr1w", {**vals, "r": x}).time_value  # noqa: E731
+    assert at(best) < at(best + 0.01) and at(best) < at(best - 0.01)
+
+
+def test_crossover_and_compare():
+    res = query.crossover("sat_1r1w", "sat_2r1w", "nbar", {"w": 32, "L": 400, "depth": 0})
+    a, b, c = -575 / 16384, 399 / 16, -1596
+    disc = math.sqrt(b * b - 4 * a * c)
+    assert res["roots"] == pytest.approx(sorted([(-b + disc) / (2 * a), (-b - disc) / (2 * a)]))
+    assert [reg["faster"] for reg in res["regions"]] == ["sat_1r1w", "sat_2r1w", "sat_1r1w"]
+    frame = query.compare(["hmm_scheduled_permutation", "hmm_transpose"], {"w": 32, "L": 400}, "n=1024:8192:x2")
+    assert list(frame.index) == [1024, 2048, 4096, 8192]
+    assert frame.loc[4096, "hmm_transpose"] == 4 * 128 + 798
+
+
+@pytest.mark.parametrize("spec,expected", [
+    ("n=1024:16384:x2", ("n", [1024, 2048, 4096, 8192, 16384])),
+    ("r=0:0.2:+0.05", ("r", [0, 0.05, 0.1, 0.15, 0.2])),
+    ("w=16,32,64", ("w", [16, 32, 64])),
+])
+def test_parse_vary(spec, expected):
+    assert query.parse_vary(spec) == expected
