@@ -26,6 +26,10 @@ from .validation import positive_int
 
 MAPPINGS = ("raw", "ras", "rap")
 PATTERNS = ("contiguous", "stride", "diagonal", "random")
+# Beyond the seeds: RAP for 8-byte words on 32 four-byte banks (Hopper), where a warp's 8-byte
+# accesses are served per half-warp: the shift permutation is drawn so that each half of it is
+# also distinct modulo w/2, keeping stride access conflict-free per half-warp.
+HOPPER_MAPPINGS = ("rap-hw",)
 
 
 @dataclass(frozen=True)
@@ -51,9 +55,23 @@ def random_permutations(rng: np.random.Generator, trials: int, w: int) -> np.nda
     return rng.permuted(np.tile(np.arange(w, dtype=np.int64), (trials, 1)), axis=1)
 
 
+def half_warp_permutations(rng: np.random.Generator, trials: int, w: int) -> np.ndarray:
+    """Random permutations r of 0..w−1 whose halves r[:w/2] and r[w/2:] are each distinct mod w/2."""
+    half = w // 2
+    first = random_permutations(rng, trials, half)
+    second = random_permutations(rng, trials, half)
+    high = rng.integers(0, 2, size=(trials, half))             # residue v: +half in one half, not the other
+    r = np.empty((trials, w), dtype=np.int64)
+    r[:, :half] = first + half * np.take_along_axis(high, first, axis=1)
+    r[:, half:] = second + half * (1 - np.take_along_axis(high, second, axis=1))
+    return r
+
+
 def row_shifts(mapping: str, w: int, trials: int, rng: np.random.Generator) -> np.ndarray:
     """The per-row shifts r_0..r_{w−1} of each trial's mapping (trials x w)."""
-    mapping = _choice("mapping", mapping, MAPPINGS)
+    mapping = _choice("mapping", mapping, MAPPINGS + HOPPER_MAPPINGS)
+    if mapping == "rap-hw":
+        return half_warp_permutations(rng, trials, w)
     if mapping == "raw":
         return np.zeros((trials, w), dtype=np.int64)
     if mapping == "ras":

@@ -1,0 +1,133 @@
+"""The one kernel interface that the tuner, the studies and the benchmarks drive.
+
+A :class:`Kernel` has a registry ``name`` (the costmodel name where there is
+one), ``tunables`` (parameter → allowed values), ``make_inputs(size, dtype,
+seed, **case)`` that builds device arrays, ``run(inputs, **params)`` that
+returns the device output, and ``reference(inputs)`` in numpy. CUDA sources are
+``.cu`` files beside this module, compiled on first use through CuPy's
+RawModule; nothing here imports CuPy until a kernel runs.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from importlib import resources
+
+import numpy as np
+
+from costmodel.errors import ParameterError
+
+from .errors import GPUUnavailableError, KernelLaunchError
+
+DTYPES = {"float32": np.float32, "float64": np.float64}
+
+
+def cupy():
+    """Import CuPy and check for a device, or raise one clear error."""
+    try:
+        import cupy as cp
+    except Exception as exc:  # ImportError, or CUDA libraries missing
+        raise GPUUnavailableError(
+            f"kernels need CuPy and a CUDA GPU: CuPy cannot be imported ({type(exc).__name__}: {exc}); "
+            "install memtune[gpu] (CUDA 12) or cupy-cuda13x (CUDA 13)") from None
+    try:
+        if cp.cuda.runtime.getDeviceCount() < 1:
+            raise GPUUnavailableError("kernels need a CUDA GPU: no device found")
+    except cp.cuda.runtime.CUDARuntimeError as exc:
+        raise GPUUnavailableError(f"kernels need a CUDA GPU: {exc}") from None
+    return cp
+
+
+@functools.lru_cache(maxsize=None)
+def module(filename: str, options: tuple[str, ...] = ()):
+    """The compiled RawModule of ``kernels/<filename>`` (compiled once per process)."""
+    cp = cupy()
+    source = resources.files("kernels").joinpath(filename).read_text(encoding="utf-8")
+    try:
+        mod = cp.RawModule(code=source, options=("-std=c++17",) + options)
+        mod.compile()
+    except Exception as exc:
+        raise KernelLaunchError(f"{filename}: compilation failed: {str(exc).splitlines()[0]}") from None
+    return mod
+
+
+def function(filename: str, name: str):
+    try:
+        return module(filename).get_function(name)
+    except KernelLaunchError:
+        raise
+    except Exception as exc:
+        raise KernelLaunchError(f"{filename}: no kernel {name!r} ({exc})") from None
+
+
+def launch(fn, grid, block, args, shared_mem: int = 0) -> None:
+    """Launch and surface launch errors as KernelLaunchError (the message names the kernel)."""
+    try:
+        if shared_mem > 48 * 1024:
+            fn.max_dynamic_shared_size_bytes = shared_mem
+        fn(grid, block, args, shared_mem=shared_mem)
+    except Exception as exc:
+        raise KernelLaunchError(f"{fn.name if hasattr(fn, 'name') else fn}: launch failed: {exc}") from None
+
+
+def dtype_of(name: str) -> np.dtype:
+    if name not in DTYPES:
+        raise ParameterError("dtype", f"must be one of {', '.join(DTYPES)}, got {name!r}")
+    return np.dtype(DTYPES[name])
+
+
+@dataclass
+class Inputs:
+    """Device arrays of one problem, with what made them."""
+
+    size: int
+    dtype: str
+    seed: int
+    arrays: dict
+    case: dict = field(default_factory=dict)
+    host: dict = field(default_factory=dict)   # numpy copies the reference needs
+
+
+class Kernel:
+    """Base of every kernel and peer. Subclasses set the class attributes and implement
+    ``make_inputs``, ``_run`` and ``reference``."""
+
+    name: str = ""
+    family: str = ""
+    memory: str = "global"            # "global": the timing harness flushes L2; "shared": one block, repeated
+    tunables: dict[str, tuple] = {}
+    defaults: dict[str, object] = {}
+    peer: bool = False
+
+    def check_params(self, params: dict) -> dict:
+        """Fill defaults and validate every tunable against its allowed values."""
+        unknown = sorted(set(params) - set(self.tunables))
+        if unknown:
+            raise ParameterError(unknown[0], f"{self.name} has no tunable {unknown[0]!r}; "
+                                             f"tunables: {', '.join(self.tunables) or 'none'}")
+        out = {**self.defaults, **params}
+        for key, allowed in self.tunables.items():
+            if out.get(key) not in allowed:
+                raise ParameterError(key, f"{self.name}: must be one of {list(allowed)}, got {out.get(key)!r}")
+        return out
+
+    def run(self, inputs: Inputs, **params):
+        return self._run(inputs, **self.check_params(params))
+
+    def ops_per_run(self, **params) -> int:
+        """How many repetitions of the operation one run performs (DMM kernels loop inside)."""
+        return 1
+
+    def bytes_moved(self, inputs: Inputs) -> int:
+        """Bytes a copy-speed implementation must read and write (for effective bandwidth)."""
+        return 2 * inputs.size * np.dtype(inputs.dtype).itemsize
+
+    # subclasses
+    def make_inputs(self, size: int, dtype: str = "float32", seed: int = 0, **case) -> Inputs:
+        raise NotImplementedError
+
+    def _run(self, inputs: Inputs, **params):
+        raise NotImplementedError
+
+    def reference(self, inputs: Inputs) -> np.ndarray:
+        raise NotImplementedError

@@ -1,0 +1,96 @@
+"""DMM kernels: offline permutation of n <= 1024 elements in one block's shared memory (000 ch. 4)."""
+from __future__ import annotations
+
+import numpy as np
+
+from costmodel import permutations as perms
+from costmodel import schedules
+from costmodel.errors import ParameterError
+
+from .base import Inputs, Kernel, cupy, dtype_of, function, launch
+
+SOURCE = "dmm_permutation.cu"
+ARRAY_MODES = {"dmm_copy": 0, "dmm_permutation_d_designated": 1, "dmm_permutation_s_designated": 2,
+               "dmm_permutation_conflict_free": 3}
+IN_PLACE = ("transpose", "shuffle", "bit-reversal")
+IN_PLACE_BASE = {"d-designated": 4, "s-designated": 7, "conflict-free": 10}
+
+
+class DMMPermutation(Kernel):
+    """One block of n threads; ``reps`` repetitions inside the kernel, time per operation = time / reps.
+
+    ``variant`` = "array" (index arrays in shared memory) or "in-place" (indices
+    computed from the thread index; transpose, shuffle and bit-reversal, n = 1024).
+    """
+
+    family = "dmm_permutation"
+    memory = "shared"
+    # bank_model "paper": the seeds' DMM, 32 banks of one element (Kepler's 64-bit mode for doubles);
+    # "hopper": 32 four-byte banks, 8-byte elements served per half-warp, so the conflict-free
+    # schedules are built for w = 16 lanes (float64 only; for float32 the two models coincide)
+    tunables = {"reps": (1, 2, 100, 1000, 10000, 20000), "bank_model": ("paper", "hopper")}
+    defaults = {"reps": 1, "bank_model": "paper"}
+
+    def __init__(self, name: str, variant: str = "array"):
+        self.name = name if variant == "array" else f"{name}_in_place"
+        self.base = name
+        self.variant = variant
+
+    def make_inputs(self, size=1024, dtype="float32", seed=0, perm="random") -> Inputs:
+        cp = cupy()
+        if not 32 <= size <= 1024 or size % 32:
+            raise ParameterError("size", f"a DMM kernel permutes 32..1024 elements in steps of 32, got {size}")
+        if self.variant == "in-place" and (size != 1024 or perm not in IN_PLACE):
+            raise ParameterError("perm", f"the in-place kernels need n = 1024 and perm in {IN_PLACE}")
+        p = perms.named(perm, size, seed)
+        a = np.random.default_rng(seed).standard_normal(size).astype(dtype_of(dtype))
+        idx = {"dmm_permutation_d_designated": (p, None), "dmm_permutation_s_designated": (perms.inverse(p), None),
+               "dmm_copy": (None, None)}
+        if self.base == "dmm_permutation_conflict_free":
+            for model, w in (("paper", 32), ("hopper", 16)):
+                sched = schedules.dmm_schedule(p, w)
+                idx[f"{self.base}:{model}"] = (sched.s, sched.d)
+            idx[self.base] = idx[f"{self.base}:paper"]
+        dev = lambda x: None if x is None else cp.asarray(x.astype(np.int32))  # noqa: E731
+        arrays = {"a": cp.asarray(a), "out": cp.empty(size, dtype=dtype_of(dtype))}
+        for model in ("paper", "hopper"):
+            g0, g1 = idx.get(f"{self.base}:{model}", idx[self.base])
+            arrays[f"g0:{model}"], arrays[f"g1:{model}"] = dev(g0), dev(g1)
+        return Inputs(size, dtype, seed, arrays, {"perm": perm}, {"a": a, "p": p})
+
+    def mode(self, inputs: Inputs, bank_model: str = "paper") -> int:
+        if self.variant == "array":
+            return ARRAY_MODES[self.base]
+        algorithm = {"dmm_permutation_d_designated": "d-designated", "dmm_permutation_s_designated": "s-designated",
+                     "dmm_permutation_conflict_free": "conflict-free"}[self.base]
+        hopper = algorithm == "conflict-free" and bank_model == "hopper"
+        return (13 if hopper else IN_PLACE_BASE[algorithm]) + IN_PLACE.index(inputs.case["perm"])
+
+    def ops_per_run(self, **params) -> int:
+        return self.check_params(params)["reps"]
+
+    def _run(self, inputs: Inputs, reps: int, bank_model: str):
+        cp = cupy()
+        arr = inputs.arrays
+        fn = function(SOURCE, "dmm_permutation_" + ("f32" if inputs.dtype == "float32" else "f64"))
+        unused = arr.setdefault("unused", cp.zeros(inputs.size, dtype=np.int32))  # modes without that array
+        g0 = arr[f"g0:{bank_model}"] if arr[f"g0:{bank_model}"] is not None else unused
+        g1 = arr[f"g1:{bank_model}"] if arr[f"g1:{bank_model}"] is not None else unused
+        launch(fn, (1,), (inputs.size,), (arr["a"], arr["out"], g0, g1, np.int32(inputs.size), np.int32(reps),
+                                           np.int32(self.mode(inputs, bank_model)), np.int32(5)))
+        return arr["out"]
+
+    def reference(self, inputs: Inputs, reps: int = 1) -> np.ndarray:
+        """b[P[i]] = a[i], applied ``reps`` times (the copy is the identity)."""
+        out = inputs.host["a"].copy()
+        if self.base == "dmm_copy":
+            return out
+        for _ in range(reps):
+            nxt = np.empty_like(out)
+            nxt[inputs.host["p"]] = out
+            out = nxt
+        return out
+
+
+KERNELS = [DMMPermutation(name) for name in ARRAY_MODES] + \
+          [DMMPermutation(name, "in-place") for name in ARRAY_MODES if name != "dmm_copy"]

@@ -1,0 +1,96 @@
+"""Timing harness: CUDA events, warm-up, repeats, median and inter-quartile range.
+
+Global-memory kernels start every repeat from a cold L2: a buffer of at least
+twice the L2 is written just before the timed region. Shared-memory (DMM)
+kernels loop inside the kernel; their time per operation is the kernel time
+divided by the repetitions. Every result row carries the device, driver and
+CuPy version, the dtype, the size and the parameters, so tables from several
+runs and devices can be merged.
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import Inputs, Kernel, cupy
+from .errors import KernelLaunchError
+
+
+@dataclass(frozen=True)
+class Device:
+    name: str
+    driver: str
+    cupy: str
+    sms: int
+    l2_bytes: int
+
+    @classmethod
+    def current(cls) -> "Device":
+        cp = cupy()
+        props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+        name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+        driver = cp.cuda.runtime.driverGetVersion()
+        return cls(name=name, driver=f"{driver // 1000}.{driver % 1000 // 10}", cupy=cp.__version__,
+                   sms=props["multiProcessorCount"], l2_bytes=props["l2CacheSize"])
+
+
+_FLUSH = {}
+
+
+def flush_l2() -> None:
+    """Write a buffer of twice the L2 so the next kernel finds no input in the cache."""
+    cp = cupy()
+    dev = cp.cuda.Device().id
+    if dev not in _FLUSH:
+        _FLUSH[dev] = cp.empty(2 * Device.current().l2_bytes // 4 + 1, dtype=np.float32)
+    _FLUSH[dev].fill(1.0)
+
+
+def measure(kernel: Kernel, inputs: Inputs, repeats: int = 20, warmup: int = 3, flush: bool | None = None,
+            **params) -> dict:
+    """Median time (ms, per operation) with the inter-quartile range, as one result row."""
+    cp = cupy()
+    params = kernel.check_params(params)
+    flush = kernel.memory == "global" if flush is None else flush
+    ops = kernel.ops_per_run(**params)
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    try:
+        for _ in range(warmup):
+            kernel.run(inputs, **params)
+        cp.cuda.Device().synchronize()
+        times = []
+        for _ in range(repeats):
+            if flush:
+                flush_l2()
+            start.record()
+            kernel.run(inputs, **params)
+            stop.record()
+            stop.synchronize()
+            times.append(cp.cuda.get_elapsed_time(start, stop) / ops)
+    except KernelLaunchError:
+        raise
+    except Exception as exc:   # out of memory, launch failure: one message the tuner can record
+        raise KernelLaunchError(f"{kernel.name}: {type(exc).__name__}: {str(exc).splitlines()[0]}") from None
+    q1, med, q3 = np.percentile(times, [25, 50, 75])
+    dev = Device.current()
+    return {"kernel": kernel.name, "family": kernel.family, "peer": kernel.peer, "device": dev.name,
+            "driver": dev.driver, "cupy": dev.cupy, "dtype": inputs.dtype, "size": inputs.size,
+            **{f"case_{k}": v for k, v in inputs.case.items()}, "params": dict(params),
+            "median_ms": float(med), "iqr_ms": float(q3 - q1), "min_ms": float(min(times)), "repeats": repeats,
+            "flush_l2": flush, "bandwidth_GBps": kernel.bytes_moved(inputs) / (med * 1e-3) / 1e9,
+            "spread": float(statistics.pstdev(times) / med) if med else 0.0}
+
+
+def check(kernel: Kernel, inputs: Inputs, **params) -> float:
+    """Largest absolute difference between the kernel's output and the numpy reference (output poisoned first)."""
+    cp = cupy()
+    inputs.arrays["out"].fill(np.nan)
+    out = kernel.run(inputs, **params)
+    got = kernel.result(inputs, out) if hasattr(kernel, "result") else cp.asnumpy(out).ravel()
+    ref = kernel.reference(inputs)
+    got = np.asarray(got).ravel()
+    if np.isnan(got).any():
+        return float("inf")
+    return float(np.max(np.abs(got - np.asarray(ref).ravel())))

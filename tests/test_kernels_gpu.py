@@ -1,0 +1,101 @@
+"""GPU tests: every kernel against numpy on fresh random data, output poisoned first (marker gpu)."""
+import numpy as np
+import pytest
+
+import kernels
+from costmodel import permutations as perms
+from kernels.timing import check, measure
+
+pytestmark = pytest.mark.gpu
+DTYPES = ["float32", "float64"]
+PERMS = list(perms.NAMES)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("perm", PERMS)
+@pytest.mark.parametrize("name", kernels.names("dmm_permutation")[:4])
+def test_dmm_array_kernels(name, perm, dtype):
+    k = kernels.get(name)
+    for seed in (1, 2, 3) if perm == "random" else (1,):
+        inputs = k.make_inputs(1024, dtype, seed, perm=perm)
+        assert check(k, inputs, reps=1) == 0
+        out = kernels.base.cupy().asnumpy(k.run(inputs, reps=2))
+        assert np.array_equal(out, k.reference(inputs, reps=2))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("perm", ["transpose", "shuffle", "bit-reversal"])
+@pytest.mark.parametrize("name", [n for n in kernels.names("dmm_permutation") if n.endswith("_in_place")])
+def test_dmm_in_place_kernels(name, perm, dtype):
+    k = kernels.get(name)
+    inputs = k.make_inputs(1024, dtype, 5, perm=perm)
+    assert check(k, inputs, reps=1) == 0
+    assert check(k, inputs, reps=1, bank_model="hopper") == 0
+
+
+@pytest.mark.parametrize("size", [96, 480, 512])
+def test_dmm_smaller_sizes(size):
+    k = kernels.get("dmm_permutation_conflict_free")
+    inputs = k.make_inputs(size, "float64", 7, perm="random")
+    assert check(k, inputs, reps=1) == 0 and check(k, inputs, reps=1, bank_model="hopper") == 0
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", kernels.names("rap"))
+def test_rap_transposes(name, dtype):
+    k = kernels.get(name)
+    for seed in (1, 2, 3):
+        inputs = k.make_inputs(1024, dtype, seed)
+        assert check(k, inputs, reps=1) == 0
+        out = k.run(inputs, reps=2)
+        assert np.array_equal(k.result(inputs, out), k.reference(inputs, reps=2))
+
+
+PERM_SIZES = {"identical": [96, 160], "random": [96, 160, 512], "transpose": [96, 160], "shuffle": [64, 256],
+              "bit-reversal": [64, 256]}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("perm", PERMS)
+@pytest.mark.parametrize("name", ["hmm_permutation_d_designated", "hmm_permutation_s_designated",
+                                  "hmm_scheduled_permutation"])
+def test_hmm_permutations(name, perm, dtype):
+    k = kernels.get(name)
+    for nbar in PERM_SIZES[perm]:
+        for seed in (1, 2, 3) if perm == "random" else (1,):
+            inputs = k.make_inputs(nbar * nbar, dtype, seed, perm=perm)
+            for params in ({}, {"threads": 128, "d": 132}, *([{"mode": "conflict-free"}, {"mode": "designated-rap"}]
+                                                              if "scheduled" in name else
+                                                              [{"ept": 1, "threads": 1024}])):
+                assert check(k, inputs, **params) == 0, (nbar, seed, params)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("nbar", [32, 96, 160, 1024])
+@pytest.mark.parametrize("name", ["hmm_transpose", "hmm_rowwise_permutation", "hmm_columnwise_permutation"])
+def test_hmm_matrix_kernels(name, nbar, dtype):
+    k = kernels.get(name)
+    for seed in (1, 2, 3):
+        inputs = k.make_inputs(nbar * nbar, dtype, seed)
+        grid = [{}, {"d": 132}]
+        grid += [{"rows": r} for r in (4, 32)] if name == "hmm_transpose" else [
+            {"mode": "conflict-free", "threads": 128}, {"mode": "designated-rap", "threads": 1024}]
+        for params in grid:
+            assert check(k, inputs, **params) == 0, (seed, params)
+
+
+@pytest.mark.parametrize("name", kernels.names("peer"))
+def test_peers(name):
+    k = kernels.get(name)
+    inputs = k.make_inputs(96 * 96, "float32", 4, perm="random")
+    assert check(k, inputs) == 0
+
+
+def test_timing_rows_carry_their_context():
+    k = kernels.get("hmm_transpose")
+    row = measure(k, k.make_inputs(1024 * 1024, "float32", 1), repeats=20, rows=8)
+    assert row["median_ms"] > 0 and row["iqr_ms"] >= 0 and row["flush_l2"] and row["repeats"] == 20
+    assert {"device", "driver", "cupy", "dtype", "size", "params"} <= set(row)
+    dmm = kernels.get("dmm_copy")
+    row = measure(dmm, dmm.make_inputs(1024, "float64", 1, perm="identical"), repeats=20, reps=1000)
+    assert not row["flush_l2"] and 1e-6 < row["median_ms"] < 1e-2   # per operation: nanoseconds
