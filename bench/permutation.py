@@ -72,7 +72,8 @@ def rap_table(repeats, reps):
 
 def transpose_table(nbar, repeats):
     rows = []
-    for name, grid in (("hmm_transpose", [{"rows": r, "d": d} for r in (4, 8, 16, 32) for d in (0, 1056, 2112)]),
+    for name, grid in (("hmm_transpose", [{"rows": r, "d": d, "tile": t} for t in (32, 64) for r in (4, 8, 16, 32)
+                                          for d in (0, 2112)]),
                        ("cupy_transpose", [{}]), ("cupy_copy", [{}])):
         k = kernels.get(name)
         inputs = k.make_inputs(nbar * nbar, "float32", 2)
@@ -85,9 +86,10 @@ def transpose_table(nbar, repeats):
 def permutation_table(n, repeats, schedules_by_perm):
     rows = []
     for perm in perms.NAMES:
-        for name, grids in (("hmm_scheduled_permutation", [{"threads": t, "mode": m, "rows": r}
+        for name, grids in (("hmm_scheduled_permutation", [{"threads": t, "mode": m, "rows": r, "tile": tile}
                                                            for m in ("designated", "designated-rap")
-                                                           for t in (256, 512, 1024) for r in (8, 16)]),
+                                                           for t in (256, 512, 1024) for r in (8, 16)
+                                                           for tile in (32, 64)]),
                             ("hmm_permutation_d_designated", [{"threads": 256, "ept": e} for e in (1, 4)]),
                             ("hmm_permutation_s_designated", [{"threads": 256, "ept": e} for e in (1, 4)]),
                             ("cupy_scatter", [{}]), ("cupy_gather", [{}]), ("cupy_copy", [{}])):

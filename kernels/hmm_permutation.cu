@@ -35,25 +35,33 @@ __device__ void designated(const T* __restrict__ a, const int* __restrict__ idx,
     }
 }
 
-// ---- transpose through a 32 x 32 tile in the diagonal arrangement (000 Lemma 6.1.1) --------
-// Logical tile element (i, j) is stored at i*32 + ((i + j) & 31): rows and columns are both
-// conflict-free. blockDim = (32, rows).
+// ---- transpose through a TS x TS tile in the diagonal arrangement (000 Lemma 6.1.1) ---------
+// Logical tile element (i, j) is stored at i*TS + ((i + j) mod TS): for TS a multiple of 32, a
+// warp reading a row or a column of the tile touches 32 distinct banks. blockDim = (32, rows);
+// each thread moves TS/32 columns, so a warp reads and writes TS contiguous elements of a row.
 
-template <typename T>
+template <typename T, int TS>
 __device__ void transpose_diagonal(const T* __restrict__ a, T* __restrict__ b, int nbar) {
-    __shared__ T tile[32 * 32];
-    int tiles = nbar / 32;
+    __shared__ T tile[TS * TS];
+    int tiles = nbar / TS;
     long long total = (long long)tiles * tiles;
     int x = threadIdx.x;
     for (long long tt = blockIdx.x; tt < total; tt += gridDim.x) {
         int ti = (int)(tt / tiles), tj = (int)(tt % tiles);
-        const T* src = a + (long long)(ti * 32) * nbar + tj * 32;
-        T* dst = b + (long long)(tj * 32) * nbar + ti * 32;
-        for (int i = threadIdx.y; i < 32; i += blockDim.y)
-            tile[i * 32 + ((i + x) & 31)] = src[(long long)i * nbar + x];
+        const T* src = a + (long long)(ti * TS) * nbar + tj * TS;
+        T* dst = b + (long long)(tj * TS) * nbar + ti * TS;
+        for (int i = threadIdx.y; i < TS; i += blockDim.y) {
+#pragma unroll
+            for (int c = 0; c < TS; c += 32) tile[i * TS + ((i + x + c) % TS)] = src[(long long)i * nbar + x + c];
+        }
         __syncthreads();
-        for (int i = threadIdx.y; i < 32; i += blockDim.y)
-            dst[(long long)i * nbar + x] = tile[x * 32 + ((x + i) & 31)];
+        for (int i = threadIdx.y; i < TS; i += blockDim.y) {
+#pragma unroll
+            for (int c = 0; c < TS; c += 32) {
+                int j = x + c;      // output row i, column j holds logical tile element (j, i)
+                dst[(long long)i * nbar + j] = tile[j * TS + ((j + i) % TS)];
+            }
+        }
         __syncthreads();
     }
 }
@@ -123,7 +131,8 @@ __device__ void rowwise(const T* __restrict__ a, T* __restrict__ b, const IDX* _
 
 #define ALL(T, S)                                                                                    \
     DESIGNATED_ALL(T, S)                                                                             \
-    extern "C" __global__ void transpose_##S(const T* a, T* b, int nbar) { transpose_diagonal<T>(a, b, nbar); } \
+    extern "C" __global__ void transpose_##S##_t32(const T* a, T* b, int nbar) { transpose_diagonal<T, 32>(a, b, nbar); } \
+    extern "C" __global__ void transpose_##S##_t64(const T* a, T* b, int nbar) { transpose_diagonal<T, 64>(a, b, nbar); } \
     ROWWISE(T, S, unsigned char, u8) ROWWISE(T, S, unsigned short, u16) ROWWISE(T, S, unsigned int, u32)
 
 ALL(float, f32)

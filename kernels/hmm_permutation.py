@@ -72,10 +72,10 @@ class Designated(Kernel):
         return inputs.size * (2 * np.dtype(inputs.dtype).itemsize + 4)
 
 
-def transpose(inputs_dtype: str, src, dst, nbar: int, rows: int, d: int) -> None:
-    tiles = (nbar // 32) ** 2
-    fn = function(SOURCE, f"transpose_{_suffix(inputs_dtype)}")
-    launch(fn, (d or tiles,), (32, rows), (src, dst, np.int32(nbar)))
+def transpose(inputs_dtype: str, src, dst, nbar: int, rows: int, d: int, tile: int = 32) -> None:
+    tile = tile if nbar % tile == 0 else 32        # a 64-wide tile needs n̄ to be a multiple of 64
+    fn = function(SOURCE, f"transpose_{_suffix(inputs_dtype)}_t{tile}")
+    launch(fn, (d or (nbar // tile) ** 2,), (32, rows), (src, dst, np.int32(nbar)))
 
 
 def rowwise(inputs_dtype: str, src, dst, s, d_idx, nbar: int, mode: str, threads: int, grid: int) -> None:
@@ -90,8 +90,8 @@ def rowwise(inputs_dtype: str, src, dst, s, d_idx, nbar: int, mode: str, threads
 class Transpose(Kernel):
     name = "hmm_transpose"
     family = "hmm_permutation"
-    tunables = {"rows": (4, 8, 16, 32), "d": GRID}
-    defaults = {"rows": 8, "d": 0}
+    tunables = {"rows": (4, 8, 16, 32), "d": GRID, "tile": (32, 64)}
+    defaults = {"rows": 8, "d": 0, "tile": 32}
 
     def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
         cp = cupy()
@@ -100,8 +100,8 @@ class Transpose(Kernel):
         return Inputs(size, dtype, seed, {"a": cp.asarray(a), "out": cp.empty(size, dtype_of(dtype))},
                       {"nbar": nbar}, {"a": a})
 
-    def _run(self, inputs, rows, d):
-        transpose(inputs.dtype, inputs.arrays["a"], inputs.arrays["out"], inputs.case["nbar"], rows, d)
+    def _run(self, inputs, rows, d, tile):
+        transpose(inputs.dtype, inputs.arrays["a"], inputs.arrays["out"], inputs.case["nbar"], rows, d, tile)
         return inputs.arrays["out"]
 
     def reference(self, inputs):
@@ -162,8 +162,8 @@ class Scheduled(Kernel):
     name = "hmm_scheduled_permutation"
     family = "hmm_permutation"
     tunables = {"threads": (128, 256, 512, 1024), "mode": MODES, "d": GRID,
-                "rows": (4, 8, 16, 32)}
-    defaults = {"threads": 512, "mode": "designated", "d": 0, "rows": 8}
+                "rows": (4, 8, 16, 32), "tile": (32, 64)}
+    defaults = {"threads": 512, "mode": "designated", "d": 0, "rows": 8, "tile": 32}
 
     def make_inputs(self, size, dtype="float32", seed=0, perm="random", schedule=None, row_schedules=True) -> Inputs:
         cp = cupy()
@@ -181,7 +181,7 @@ class Scheduled(Kernel):
         arrays.update(a=cp.asarray(a), out=cp.empty(size, dtype_of(dtype)), tmp=cp.empty(size, dtype_of(dtype)))
         return Inputs(size, dtype, seed, arrays, {"nbar": nbar, "perm": perm}, {"a": a, "p": p})
 
-    def _run(self, inputs, threads, mode, d, rows):
+    def _run(self, inputs, threads, mode, d, rows, tile):
         arr, nbar, dt = inputs.arrays, inputs.case["nbar"], inputs.dtype
         if mode == "conflict-free" and "row1_s" not in arr:
             raise ParameterError("mode", "conflict-free needs the per-row S_i, D_i: make_inputs(row_schedules=True)")
@@ -192,9 +192,9 @@ class Scheduled(Kernel):
 
         a, out, tmp = arr["a"], arr["out"], arr["tmp"]
         step("row1", a, out)
-        transpose(dt, out, tmp, nbar, rows, 0)
+        transpose(dt, out, tmp, nbar, rows, 0, tile)
         step("col", tmp, out)
-        transpose(dt, out, tmp, nbar, rows, 0)
+        transpose(dt, out, tmp, nbar, rows, 0, tile)
         step("row2", tmp, out)
         return out
 

@@ -64,7 +64,7 @@ def test_hmm_permutations(name, perm, dtype):
     for nbar in PERM_SIZES[perm]:
         for seed in (1, 2, 3) if perm == "random" else (1,):
             inputs = k.make_inputs(nbar * nbar, dtype, seed, perm=perm)
-            for params in ({}, {"threads": 128, "d": 132}, *([{"mode": "conflict-free"}, {"mode": "designated-rap"}]
+            for params in ({}, {"threads": 128, "d": 132}, *([{"mode": "conflict-free"}, {"mode": "designated-rap", "tile": 64}]
                                                               if "scheduled" in name else
                                                               [{"ept": 1, "threads": 1024}])):
                 assert check(k, inputs, **params) == 0, (nbar, seed, params)
@@ -78,7 +78,7 @@ def test_hmm_matrix_kernels(name, nbar, dtype):
     for seed in (1, 2, 3):
         inputs = k.make_inputs(nbar * nbar, dtype, seed)
         grid = [{}, {"d": 132}]
-        grid += [{"rows": r} for r in (4, 32)] if name == "hmm_transpose" else [
+        grid += [{"rows": r, "tile": tl} for r in (4, 32) for tl in (32, 64)] if name == "hmm_transpose" else [
             {"mode": "conflict-free", "threads": 128}, {"mode": "designated-rap", "threads": 1024}]
         for params in grid:
             assert check(k, inputs, **params) == 0, (seed, params)
