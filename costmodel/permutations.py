@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .errors import InputFileError, ParameterError
+from .npyio import load_npy
 from .simulator import address_groups
 from .validation import positive_int
 
@@ -104,19 +105,7 @@ def validate(perm, what: str = "perm") -> np.ndarray:
 
 def load(path: str) -> np.ndarray:
     """A permutation from a ``.npy`` file (no pickles), validated."""
-    from pathlib import Path
-
-    p = Path(path)
-    if not p.is_file():
-        raise InputFileError(f"perm: no such file {path!r}")
-    with p.open("rb") as fh:
-        if fh.read(6) != b"\x93NUMPY":
-            raise InputFileError(f"perm: {path!r} is not a .npy file (no NumPy header)")
-    try:
-        arr = np.load(p, allow_pickle=False)
-    except ValueError as exc:
-        raise InputFileError(f"perm: {path!r} cannot be loaded without pickle ({exc})") from None
-    return validate(arr, f"perm {path!r}")
+    return validate(load_npy(path, "perm"), f"perm {path!r}")
 
 
 def resolve(spec: str, n: int | None, seed: int | None = 0) -> np.ndarray:

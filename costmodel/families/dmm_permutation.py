@@ -19,18 +19,16 @@ def rounds_time(conflict_free: int, congested: int = 0):
     return (conflict_free + congested * c) * n / w + (conflict_free + congested) * (l - 1)
 
 
-register(Algorithm(
-    name="dmm_copy",
-    model="DMM",
-    parameters=("n", "w", "l"),
-    rounds=Rounds(shared_conflict_free_read=1, shared_conflict_free_write=1),
-    time=rounds_time(2),
-    limitations=BOUND,
-    source="000 §4.3 (copy baseline, Table 4.1)",
-    description="b[t] = a[t]: the lower limit of every permutation algorithm",
-    claims={"optimal": True},
-    domain=DOMAIN,
-))
+def _conflict_free(name, reads, source, description):
+    register(Algorithm(
+        name=name, model="DMM", parameters=("n", "w", "l"),
+        rounds=Rounds(shared_conflict_free_read=reads, shared_conflict_free_write=1),
+        time=rounds_time(reads + 1), limitations=BOUND, source=source, description=description,
+        claims={"optimal": True}, domain=DOMAIN))
+
+
+_conflict_free("dmm_copy", 1, "000 §4.3 (copy baseline, Table 4.1)",
+               "b[t] = a[t]: the lower limit of every permutation algorithm")
 
 for name, label, rounds in (
     ("dmm_permutation_d_designated", "b[p[i]] = a[i]: reads a and p conflict-free, casual writes of b",
@@ -53,15 +51,5 @@ for name, label, rounds in (
         notes="Worst case c = w (transpose, bit-reversal: 32 in 64-bit mode); random ≈ 3.46.",
     ))
 
-register(Algorithm(
-    name="dmm_permutation_conflict_free",
-    model="DMM",
-    parameters=("n", "w", "l"),
-    rounds=Rounds(shared_conflict_free_read=3, shared_conflict_free_write=1),
-    time=rounds_time(4),
-    limitations=BOUND,
-    source="000 §§4.1–4.3, Lemma 4.2.2 (003: IEICE E96-D)",
-    description="b[d[i]] = a[s[i]] with S, D from a König edge colouring: every round conflict-free",
-    claims={"optimal": True},
-    domain=DOMAIN,
-))
+_conflict_free("dmm_permutation_conflict_free", 3, "000 §§4.1–4.3, Lemma 4.2.2 (003: IEICE E96-D)",
+               "b[d[i]] = a[s[i]] with S, D from a König edge colouring: every round conflict-free")

@@ -12,52 +12,25 @@ log2n = sympy.log(n, 2)
 SUM_BOUND = (bounds.bandwidth(), bounds.latency(), bounds.reduction())
 DOMAIN = (w <= p, p <= n)
 
-register(Algorithm(
-    name="sum",
-    model="DMM, UMM",
-    parameters=("n", "p", "w", "l"),
-    rounds=Rounds(shared_conflict_free_read=2, shared_conflict_free_write=1,
-                  global_coalesced_read=2, global_coalesced_write=1),
-    time=n / w + n * l / p + l * log2n,
-    limitations=SUM_BOUND,
-    source="001 §4, Thm 1 (bound: Thm 2)",
-    description="pairwise sums a[i] += a[i + 2^t], t = log n − 1 … 0, each step three contiguous accesses",
-    order_only=True,
-    claims={"optimal": True},
-    domain=DOMAIN,
-    notes="Rounds count element accesses / n: reads 2(n − 1), writes n − 1 over all steps.",
-))
+def _scan(name, reads, writes, time, source, description, optimal, notes=""):
+    """One DMM/UMM entry: the same contiguous accesses are conflict-free (DMM) and coalesced (UMM)."""
+    register(Algorithm(
+        name=name, model="DMM, UMM", parameters=("n", "p", "w", "l"),
+        rounds=Rounds(shared_conflict_free_read=reads, shared_conflict_free_write=writes,
+                      global_coalesced_read=reads, global_coalesced_write=writes),
+        time=time, limitations=SUM_BOUND, source=source, description=description, order_only=True,
+        claims={"optimal": optimal}, domain=DOMAIN, notes=notes))
 
-register(Algorithm(
-    name="prefix_sums_simple",
-    model="DMM, UMM",
-    parameters=("n", "p", "w", "l"),
-    rounds=Rounds(shared_conflict_free_read=2 * log2n, shared_conflict_free_write=log2n,
-                  global_coalesced_read=2 * log2n, global_coalesced_write=log2n),
-    time=n * log2n / w + n * l * log2n / p + l * log2n,
-    limitations=SUM_BOUND,
-    source="001 §6, Lemma 2",
-    description="Hillis–Steele: a[i] += a[i − 2^t] for t = 0 … log n − 1, three contiguous accesses of n − 2^t cells each",
-    order_only=True,
-    claims={"optimal": False},
-    domain=DOMAIN,
-))
 
-register(Algorithm(
-    name="prefix_sums_optimal",
-    model="DMM, UMM",
-    parameters=("n", "p", "w", "l"),
-    rounds=Rounds(shared_conflict_free_read=4, shared_conflict_free_write=3,
-                  global_coalesced_read=4, global_coalesced_write=3),
-    time=n / w + n * l / p + l * log2n,
-    limitations=SUM_BOUND,
-    source="001 §7, Thm 3",
-    description="interval sums into arrays a_t of 2^t cells, then sums of interval sums; six contiguous passes per level",
-    order_only=True,
-    claims={"optimal": True},
-    domain=DOMAIN,
-    notes="Rounds: stage 1 reads 2n and writes n, stage 2 reads 2n and writes 2n (element accesses / n, leading terms).",
-))
+_scan("sum", 2, 1, n / w + n * l / p + l * log2n, "001 §4, Thm 1 (bound: Thm 2)",
+      "pairwise sums a[i] += a[i + 2^t], t = log n − 1 … 0, each step three contiguous accesses", True,
+      "Rounds count element accesses / n: reads 2(n − 1), writes n − 1 over all steps.")
+_scan("prefix_sums_simple", 2 * log2n, log2n, n * log2n / w + n * l * log2n / p + l * log2n, "001 §6, Lemma 2",
+      "Hillis–Steele: a[i] += a[i − 2^t] for t = 0 … log n − 1, three contiguous accesses of n − 2^t cells each",
+      False)
+_scan("prefix_sums_optimal", 4, 3, n / w + n * l / p + l * log2n, "001 §7, Thm 3",
+      "interval sums into arrays a_t of 2^t cells, then sums of interval sums; six contiguous passes per level", True,
+      "Rounds: stage 1 reads 2n and writes n, stage 2 reads 2n and writes 2n (element accesses / n, leading terms).")
 
 
 # --- the algorithms' memory access, step by step, for the simulator --------------------------------

@@ -4,11 +4,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
-
 import numpy as np
 
-from costmodel.errors import InputFileError, ParameterError
+from costmodel.errors import ParameterError
+from costmodel.npyio import load_npy  # noqa: F401  (re-exported for the subcommands)
 from costmodel.validation import positive_int
 
 
@@ -39,21 +38,3 @@ def _jsonable(value):
     if isinstance(value, np.ndarray):
         return value.tolist()
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
-
-
-def load_npy(path: str, what: str) -> np.ndarray:
-    """Load a ``.npy`` array without pickles; any problem is one clear error."""
-    p = Path(path)
-    if not p.is_file():
-        raise InputFileError(f"{what}: no such file {path!r}")
-    with p.open("rb") as fh:
-        if fh.read(6) != b"\x93NUMPY":
-            raise InputFileError(f"{what}: {path!r} is not a .npy file (no NumPy header)")
-    try:
-        return np.load(p, allow_pickle=False)
-    except ValueError as exc:
-        reason = "it holds Python objects (pickled), which memtune does not load" \
-            if "pickle" in str(exc).lower() else f"not a valid .npy array ({exc})"
-        raise InputFileError(f"{what}: {path!r}: {reason}") from None
-    except (OSError, EOFError) as exc:
-        raise InputFileError(f"{what}: {path!r}: not a valid .npy array ({exc})") from None
