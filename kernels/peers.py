@@ -55,5 +55,46 @@ class CupyPeer(Kernel):
         return out
 
 
+class ImagePeer(Kernel):
+    """CuPy's convolutions and cuBLAS's matmul, on the same inputs as conv_hmm and matmul_hmm."""
+
+    peer = True
+    family = "peer"
+
+    def __init__(self, name: str, op: str, twin):
+        self.name, self.op, self.twin = name, op, twin
+
+    def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
+        return self.twin.make_inputs(size, dtype, seed, **case)
+
+    def _run(self, inputs):
+        cp = cupy()
+        arr = inputs.arrays
+        if self.op == "matmul":
+            cp.matmul(arr["a"], arr["b"], out=arr["out"])
+            return arr["out"]
+        flipped = arr["f"][::-1, ::-1]          # convolve flips the filter; conv_hmm correlates
+        if self.op == "ndimage":
+            from cupyx.scipy import ndimage
+
+            ndimage.convolve(arr["a"], flipped, output=arr["out"], mode="constant", cval=0.0)
+            return arr["out"]
+        from cupyx.scipy import signal
+
+        arr["out"][...] = signal.convolve2d(arr["a"], flipped, mode="same", boundary="fill")
+        return arr["out"]
+
+    def reference(self, inputs):
+        return self.twin.reference(inputs)
+
+
+def _image_peers():
+    from .conv_matmul import Convolution, MatMul
+
+    return [ImagePeer("cupy_ndimage_convolve", "ndimage", Convolution()),
+            ImagePeer("cupy_signal_convolve2d", "signal", Convolution()),
+            ImagePeer("cupy_matmul", "matmul", MatMul())]
+
+
 KERNELS = [CupyPeer("cupy_copy", "copy"), CupyPeer("cupy_scatter", "scatter"), CupyPeer("cupy_gather", "gather"),
-           CupyPeer("cupy_transpose", "transpose")]
+           CupyPeer("cupy_transpose", "transpose")] + _image_peers()

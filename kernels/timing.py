@@ -94,3 +94,14 @@ def check(kernel: Kernel, inputs: Inputs, **params) -> float:
     if np.isnan(got).any():
         return float("inf")
     return float(np.max(np.abs(got - np.asarray(ref).ravel())))
+
+
+def relative_error(kernel: Kernel, inputs: Inputs, **params) -> float:
+    """‖out − ref‖ / ‖ref‖ against a float64 reference, output poisoned first (NaN gives inf)."""
+    cp = cupy()
+    inputs.arrays["out"].fill(np.nan)
+    got = cp.asnumpy(kernel.run(inputs, **params)).astype(np.float64).ravel()
+    ref = np.asarray(kernel.reference(inputs), dtype=np.float64).ravel()
+    if not np.isfinite(got).all():
+        return float("inf")
+    return float(np.linalg.norm(got - ref) / np.linalg.norm(ref))

@@ -12,7 +12,7 @@ CU_FILES = sorted(p.name for p in resources.files("kernels").iterdir() if p.name
 
 
 def test_cuda_sources_are_shipped():
-    assert {"dmm_permutation.cu", "rap_transpose.cu", "hmm_permutation.cu"} <= set(CU_FILES)
+    assert {"dmm_permutation.cu", "rap_transpose.cu", "hmm_permutation.cu", "conv_matmul.cu"} <= set(CU_FILES)
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed on this machine")
@@ -41,6 +41,8 @@ def test_registry_names_follow_the_costmodel():
     ("hmm_permutation_d_designated", {"ept": 3}, "ept"),
     ("hmm_scheduled_permutation", {"mode": "fast"}, "mode"),
     ("dmm_copy", {"threads": 64}, "threads"),
+    ("matmul_hmm", {"m": 32, "r": 8}, "r"),
+    ("conv_hmm", {"p": 48}, "p"),
 ])
 def test_bad_parameters_are_rejected_before_any_gpu_work(name, params, bad):
     with pytest.raises(ParameterError) as err:

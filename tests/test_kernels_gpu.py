@@ -4,7 +4,7 @@ import pytest
 
 import kernels
 from costmodel import permutations as perms
-from kernels.timing import check, measure
+from kernels.timing import check, measure, relative_error
 
 pytestmark = pytest.mark.gpu
 DTYPES = ["float32", "float64"]
@@ -84,7 +84,7 @@ def test_hmm_matrix_kernels(name, nbar, dtype):
             assert check(k, inputs, **params) == 0, (seed, params)
 
 
-@pytest.mark.parametrize("name", kernels.names("peer"))
+@pytest.mark.parametrize("name", ["cupy_copy", "cupy_scatter", "cupy_gather", "cupy_transpose"])
 def test_peers(name):
     k = kernels.get(name)
     inputs = k.make_inputs(96 * 96, "float32", 4, perm="random")
@@ -99,3 +99,36 @@ def test_timing_rows_carry_their_context():
     dmm = kernels.get("dmm_copy")
     row = measure(dmm, dmm.make_inputs(1024, "float64", 1, perm="identical"), repeats=20, reps=1000)
     assert not row["flush_l2"] and 1e-6 < row["median_ms"] < 1e-2   # per operation: nanoseconds
+
+
+TOL = {"float32": 2e-6, "float64": 1e-13}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("nbar", [32, 100, 257, 1024])
+@pytest.mark.parametrize("v", [1, 2, 3, 4, 5, 6, 7])
+def test_conv_hmm(v, nbar, dtype):
+    k = kernels.get("conv_hmm")
+    for seed in (1, 2):
+        inputs = k.make_inputs(nbar * nbar, dtype, seed, v=v)
+        for params in ({}, {"p": 1024, "tile": 64}, {"p": 32, "d": 8}):
+            assert relative_error(k, inputs, **params) < TOL[dtype], (seed, params)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("nbar", [32, 100, 257, 512])
+@pytest.mark.parametrize("tile", sorted(kernels.conv_matmul.MATMUL_TILES))
+def test_matmul_hmm(tile, nbar, dtype):
+    k = kernels.get("matmul_hmm")
+    inputs = k.make_inputs(nbar * nbar, dtype, nbar)
+    m, r = tile
+    assert relative_error(k, inputs, m=m, r=r) < TOL[dtype] * 10
+    assert relative_error(k, inputs, m=m, r=r, d=4) < TOL[dtype] * 10
+
+
+@pytest.mark.parametrize("name", ["cupy_ndimage_convolve", "cupy_signal_convolve2d", "cupy_matmul"])
+def test_image_peers_compute_the_same_function(name):
+    k = kernels.get(name)
+    case = {} if name == "cupy_matmul" else {"v": 3}
+    inputs = k.make_inputs(96 * 96, "float64", 3, **case)
+    assert relative_error(k, inputs) < 1e-12

@@ -1,0 +1,104 @@
+"""CONV-HMM image convolution and MUL-HMM tiled matrix multiplication (002 §§III, V)."""
+from __future__ import annotations
+
+import numpy as np
+
+from costmodel.errors import ParameterError
+
+from .base import Inputs, Kernel, cupy, dtype_of, function, launch
+
+SOURCE = "conv_matmul.cu"
+GRID = (0, 1, 2, 4, 8, 16, 32, 64, 128, 132, 256, 264, 512, 528, 1024, 2048)   # 0: one block per tile
+MATMUL_TILES = {(32, 1), (32, 2), (32, 4), (64, 2), (64, 4), (64, 8), (128, 4), (128, 8)}   # (m, register tile)
+
+
+def _random(shape, dtype, seed):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype_of(dtype))
+
+
+class Convolution(Kernel):
+    """c(i, j) = sum_{s,t=-v..v} a(i+s, j+t) f(v+s, v+t), zero outside the n̄ x n̄ image (002 §III).
+
+    This is a correlation, as 002 defines it; ``cupyx.scipy.ndimage.convolve`` with the
+    flipped filter computes the same image.
+    """
+
+    name = "conv_hmm"
+    family = "conv_matmul"
+    tunables = {"p": (32, 64, 128, 256, 512, 1024), "d": GRID, "tile": (32, 64)}
+    defaults = {"p": 256, "d": 0, "tile": 32}
+
+    def make_inputs(self, size, dtype="float32", seed=0, v=3) -> Inputs:
+        cp = cupy()
+        if not 1 <= v <= 7:
+            raise ParameterError("v", f"the filter radius must be 1..7, got {v}")
+        nbar = int(round(size ** 0.5))
+        if nbar * nbar != size:
+            raise ParameterError("size", f"an n̄ x n̄ image needs a square size, got {size}")
+        a = _random((nbar, nbar), dtype, seed)
+        f = _random((2 * v + 1, 2 * v + 1), dtype, seed + 1)
+        arrays = {"a": cp.asarray(a), "f": cp.asarray(f), "out": cp.empty((nbar, nbar), dtype_of(dtype))}
+        return Inputs(size, dtype, seed, arrays, {"nbar": nbar, "v": v}, {"a": a, "f": f})
+
+    def _run(self, inputs, p, d, tile):
+        nbar, v = inputs.case["nbar"], inputs.case["v"]
+        item = np.dtype(inputs.dtype).itemsize
+        fn = function(SOURCE, f"conv_{'f32' if inputs.dtype == 'float32' else 'f64'}_t{tile}_v{v}")
+        shared = ((tile + 2 * v) ** 2 + (2 * v + 1) ** 2) * item
+        tiles = (-(-nbar // tile)) ** 2
+        arr = inputs.arrays
+        launch(fn, (d or tiles,), (p,), (arr["a"], arr["f"], arr["out"], np.int32(nbar)), shared_mem=shared)
+        return arr["out"]
+
+    def reference(self, inputs):
+        from scipy.ndimage import correlate
+
+        a, f = inputs.host["a"].astype(np.float64), inputs.host["f"].astype(np.float64)
+        return correlate(a, f, mode="constant", cval=0.0)
+
+    def bytes_moved(self, inputs):
+        return 2 * inputs.size * np.dtype(inputs.dtype).itemsize
+
+
+class MatMul(Kernel):
+    """c = a x b, n̄ x n̄ row-major, m x m tiles through shared memory, r x r outputs per thread."""
+
+    name = "matmul_hmm"
+    family = "conv_matmul"
+    tunables = {"m": (32, 64, 128), "r": (1, 2, 4, 8), "d": GRID}
+    defaults = {"m": 128, "r": 8, "d": 0}
+
+    def check_params(self, params):
+        out = super().check_params(params)
+        if (out["m"], out["r"]) not in MATMUL_TILES:
+            raise ParameterError("r", f"matmul_hmm: (m, r) must be one of {sorted(MATMUL_TILES)}, "
+                                      f"got ({out['m']}, {out['r']}); p = (m/r)^2 threads must be 16..1024")
+        return out
+
+    def threads(self, m, r) -> int:
+        return (m // r) ** 2
+
+    def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
+        cp = cupy()
+        nbar = int(round(size ** 0.5))
+        if nbar * nbar != size:
+            raise ParameterError("size", f"n̄ x n̄ matrices need a square size, got {size}")
+        a, b = _random((nbar, nbar), dtype, seed), _random((nbar, nbar), dtype, seed + 1)
+        arrays = {"a": cp.asarray(a), "b": cp.asarray(b), "out": cp.empty((nbar, nbar), dtype_of(dtype))}
+        return Inputs(size, dtype, seed, arrays, {"nbar": nbar}, {"a": a, "b": b})
+
+    def _run(self, inputs, m, r, d):
+        nbar = inputs.case["nbar"]
+        fn = function(SOURCE, f"matmul_{'f32' if inputs.dtype == 'float32' else 'f64'}_m{m}_r{r}")
+        arr = inputs.arrays
+        launch(fn, (d or (-(-nbar // m)) ** 2,), (self.threads(m, r),), (arr["a"], arr["b"], arr["out"], np.int32(nbar)))
+        return arr["out"]
+
+    def reference(self, inputs):
+        return inputs.host["a"].astype(np.float64) @ inputs.host["b"].astype(np.float64)
+
+    def flops(self, inputs) -> float:
+        return 2.0 * inputs.case["nbar"] ** 3
+
+
+KERNELS = [Convolution(), MatMul()]
