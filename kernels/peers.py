@@ -88,6 +88,35 @@ class ImagePeer(Kernel):
         return self.twin.reference(inputs)
 
 
+class ReductionPeer(Kernel):
+    """cupy.sum and cupy.cumsum on the scan kernels' inputs."""
+
+    peer = True
+    family = "peer"
+
+    def __init__(self, name: str, op: str):
+        self.name, self.op = name, op
+
+    def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
+        cp = cupy()
+        a = np.random.default_rng(seed).standard_normal(size).astype(dtype_of(dtype))
+        out = cp.empty(1 if self.op == "sum" else size, dtype_of(dtype))
+        return Inputs(size, dtype, seed, {"a": cp.asarray(a), "out": out}, dict(case), {"a": a})
+
+    def _run(self, inputs):
+        cp = cupy()
+        arr = inputs.arrays
+        if self.op == "sum":
+            cp.sum(arr["a"], out=arr["out"].reshape(()))
+        else:
+            cp.cumsum(arr["a"], out=arr["out"])
+        return arr["out"]
+
+    def reference(self, inputs):
+        a = inputs.host["a"].astype(np.float64)
+        return np.array([a.sum()]) if self.op == "sum" else np.cumsum(a)
+
+
 def _image_peers():
     from .conv_matmul import Convolution, MatMul
 
@@ -97,4 +126,5 @@ def _image_peers():
 
 
 KERNELS = [CupyPeer("cupy_copy", "copy"), CupyPeer("cupy_scatter", "scatter"), CupyPeer("cupy_gather", "gather"),
-           CupyPeer("cupy_transpose", "transpose")] + _image_peers()
+           CupyPeer("cupy_transpose", "transpose"), ReductionPeer("cupy_sum", "sum"),
+           ReductionPeer("cupy_cumsum", "cumsum")] + _image_peers()

@@ -132,3 +132,65 @@ def test_image_peers_compute_the_same_function(name):
     case = {} if name == "cupy_matmul" else {"v": 3}
     inputs = k.make_inputs(96 * 96, "float64", 3, **case)
     assert relative_error(k, inputs) < 1e-12
+
+
+def _scan_error(k, inputs, **params):
+    cp = kernels.base.cupy()
+    inputs.arrays["out"].fill(np.nan)
+    got = cp.asnumpy(k.run(inputs, **params)).astype(np.float64)
+    ref = k.reference(inputs)
+    if not np.isfinite(got).all():
+        return np.inf
+    if ref.size == 1:   # a sum: relative to the sum of magnitudes
+        return abs(got[0] - ref[0]) / np.abs(inputs.host["a"].astype(np.float64)).sum()
+    return np.linalg.norm(got - ref) / np.linalg.norm(ref)
+
+
+def scan_tol(dtype: str, n: int) -> float:
+    """Rounding grows with the length of the sums: 8 eps sqrt(n), relative (norm-wise)."""
+    return 8 * np.finfo(dtype).eps * max(1.0, np.sqrt(n))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", [n for n in kernels.names("scan") if n.endswith("[shared]")])
+def test_shared_scans(name, dtype):
+    k = kernels.get(name)
+    for size in (64, 1024, 4096, 16384 if dtype == "float32" else 8192):
+        inputs = k.make_inputs(size, dtype, size)
+        for params in ({}, {"p": 128}, {"p": 32, "reps": 100}):
+            assert _scan_error(k, inputs, **params) < scan_tol(dtype, size), (size, params)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", [n for n in kernels.names("scan") if n.endswith("[global]")])
+def test_global_seed_scans(name, dtype):
+    k = kernels.get(name)
+    for size in (1024, 1 << 16, 1 << 20):
+        inputs = k.make_inputs(size, dtype, size + 1)
+        for params in ({}, {"threads": 1024, "d": 132}):
+            assert _scan_error(k, inputs, **params) < scan_tol(dtype, size), (size, params)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_single_pass_sum(dtype):
+    k = kernels.get("sum_single_pass")
+    for size in (1, 1000, (1 << 20) + 3, 1 << 24):
+        inputs = k.make_inputs(size, dtype, size)
+        for params in ({}, {"threads": 256, "d": 132}, {"threads": 1024, "d": 2112}):
+            assert _scan_error(k, inputs, **params) < scan_tol(dtype, size), (size, params)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_lookback_prefix_sums(dtype):
+    k = kernels.get("prefix_sums_lookback")
+    for size in (1, 1000, 4097, (1 << 20) + 17, 1 << 24):
+        for seed in (1, 2):
+            inputs = k.make_inputs(size, dtype, seed)
+            for params in ({}, {"threads": 128, "items": 4}, {"threads": 1024, "items": 8}, {"threads": 256, "items": 16}):
+                assert _scan_error(k, inputs, **params) < scan_tol(dtype, size), (size, seed, params)
+
+
+@pytest.mark.parametrize("name", ["cupy_sum", "cupy_cumsum"])
+def test_reduction_peers(name):
+    k = kernels.get(name)
+    assert _scan_error(k, k.make_inputs(10000, "float64", 1)) < 1e-13

@@ -1,0 +1,97 @@
+"""Sum and prefix sums beside cupy.sum, cupy.cumsum and the copy; the chapter's Fig. 8 (GPU).
+
+Goals (H100): prefix sums of 2^28 float32 <= 1.3x the copy time; sum <= 1.1x cupy.sum.
+Fig. 8: the sum, simple and optimal prefix sums in shared memory (n = 32 .. 16384) and in global
+memory (n = 2^10 .. 2^27), the seeds' algorithms with a kernel launch per step.
+Run: ``python bench/scan.py [--out DIR]``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import kernels  # noqa: E402
+from kernels.timing import Device, measure  # noqa: E402
+
+ALGORITHMS = ("sum", "prefix_sums_simple", "prefix_sums_optimal")
+
+
+def error(k, inputs, **params):
+    cp = kernels.base.cupy()
+    got = cp.asnumpy(k.run(inputs, **params)).astype(np.float64)
+    ref = k.reference(inputs)
+    if ref.size == 1:
+        return abs(got[0] - ref[0]) / np.abs(inputs.host["a"].astype(np.float64)).sum()
+    return float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
+
+
+def headline(n, repeats):
+    rows, out = [], {}
+    copy_k = kernels.get("cupy_copy")
+    copy = measure(copy_k, copy_k.make_inputs(n, "float32", 1, perm="identical"), repeats=repeats)
+    for ours_name, peer_name, grid in (
+            ("prefix_sums_lookback", "cupy_cumsum", [{"threads": t, "items": i} for t in (128, 256, 512, 1024) for i in (4, 8, 16) if t * i <= 8192]),
+            ("sum_single_pass", "cupy_sum", [{"threads": t, "d": d} for t in (256, 512, 1024) for d in (264, 528, 1056, 2112)])):
+        k, peer = kernels.get(ours_name), kernels.get(peer_name)
+        inputs = k.make_inputs(n, "float32", 2)
+        err = error(k, inputs, **grid[0])
+        results = [measure(k, inputs, repeats=repeats, **p) for p in grid]
+        best = min(results, key=lambda r: r["median_ms"])
+        peer_row = measure(peer, peer.make_inputs(n, "float32", 2), repeats=repeats)
+        rows += results + [peer_row]
+        out[ours_name] = {"ms": best["median_ms"], "params": best["params"], "peer": peer_name,
+                          "peer_ms": peer_row["median_ms"], "copy_ms": copy["median_ms"],
+                          "over_copy": best["median_ms"] / copy["median_ms"],
+                          "over_peer": best["median_ms"] / peer_row["median_ms"], "relative_error": err}
+    rows.append(copy)
+    return out, pd.DataFrame(rows)
+
+
+def fig8(repeats):
+    rows = []
+    for alg in ALGORITHMS:
+        k = kernels.get(f"{alg}[shared]")
+        for e in range(5, 15):
+            inputs = k.make_inputs(1 << e, "float32", e)
+            rows.append({**measure(k, inputs, repeats=repeats, reps=100), "memory": "shared", "algorithm": alg})
+        k = kernels.get(f"{alg}[global]")
+        for e in range(10, 28):
+            inputs = k.make_inputs(1 << e, "float32", e)
+            rows.append({**measure(k, inputs, repeats=max(5, repeats // 4)), "memory": "global", "algorithm": alg})
+            del inputs
+    return pd.DataFrame(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", default=os.environ.get("OUT", "."))
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--n", type=int, default=1 << 28)
+    args = parser.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    dev = Device.current()
+    print(f"device: {dev.name}, driver {dev.driver}, CuPy {dev.cupy}")
+    summary, rows = headline(args.n, args.repeats)
+    rows.to_csv(out / "scan_headline.csv", index=False)
+    print(json.dumps(summary, indent=1, default=str))
+    f8 = fig8(args.repeats)
+    f8.to_csv(out / "scan_fig8.csv", index=False)
+    for memory in ("shared", "global"):
+        table = f8[f8.memory == memory].pivot_table(index="size", columns="algorithm", values="median_ms")
+        unit, scale = ("ns", 1e6) if memory == "shared" else ("ms", 1.0)
+        print(f"\nFig. 8, {memory} memory, float32, time per operation ({unit})")
+        print((table * scale).round(3).to_string())
+    (out / "scan_summary.json").write_text(json.dumps(summary, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,185 @@
+"""Sum and prefix sums (001 §§4–8): the seeds' algorithms in shared and in global memory, and
+single-pass global versions (grid-stride reduction; prefix sums with decoupled look-back)."""
+from __future__ import annotations
+
+import numpy as np
+
+from costmodel.errors import ParameterError
+
+from .base import Inputs, Kernel, cupy, dtype_of, function, launch
+
+SOURCE = "scan.cu"
+WHICH = {"sum": 0, "prefix_sums_simple": 1, "prefix_sums_optimal": 2}
+GRID = (0, 132, 264, 528, 1056, 2112)
+
+
+def _sfx(dtype: str) -> str:
+    return "f32" if dtype == "float32" else "f64"
+
+
+def _data(size, dtype, seed):
+    return np.random.default_rng(seed).standard_normal(size).astype(dtype_of(dtype))
+
+
+def _power_of_two(size: int, what: str) -> int:
+    if size < 2 or size & (size - 1):
+        raise ParameterError("size", f"{what} needs n to be a power of two >= 2, got {size}")
+    return size.bit_length() - 1
+
+
+class _ScanBase(Kernel):
+    family = "scan"
+    algorithm = "sum"
+
+    def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
+        cp = cupy()
+        self.check_size(size)
+        a = _data(size, dtype, seed)
+        out = 1 if self.algorithm == "sum" else size
+        arrays = {"a": cp.asarray(a), "out": cp.empty(out, dtype_of(dtype)),
+                  "work": cp.empty(2 * size, dtype_of(dtype))}
+        return Inputs(size, dtype, seed, arrays, dict(case), {"a": a})
+
+    def check_size(self, size):
+        pass
+
+    def reference(self, inputs):
+        a = inputs.host["a"].astype(np.float64)
+        return np.array([a.sum()]) if self.algorithm == "sum" else np.cumsum(a)
+
+    def bytes_moved(self, inputs):
+        item = np.dtype(inputs.dtype).itemsize
+        return inputs.size * item * (1 if self.algorithm == "sum" else 2)
+
+
+class SharedScan(_ScanBase):
+    """One block: the input is copied to shared memory and the algorithm runs there ``reps`` times."""
+
+    memory = "shared"
+    tunables = {"p": (32, 64, 128, 256, 512, 1024), "reps": (1, 100, 1000)}
+    defaults = {"p": 1024, "reps": 1}
+
+    def __init__(self, algorithm: str):
+        self.algorithm, self.name = algorithm, f"{algorithm}[shared]"
+
+    def check_size(self, size):
+        _power_of_two(size, self.name)
+        if size > 16384:
+            raise ParameterError("size", f"{self.name} keeps 2n elements in one block's shared memory: n <= 16384")
+
+    def ops_per_run(self, **params):
+        return self.check_params(params)["reps"]
+
+    def _run(self, inputs, p, reps):
+        arr = inputs.arrays
+        shared = 2 * inputs.size * np.dtype(inputs.dtype).itemsize
+        launch(function(SOURCE, f"scan_shared_{_sfx(inputs.dtype)}"), (1,), (min(p, max(inputs.size // 2, 32)),),
+               (arr["a"], arr["out"], np.int32(inputs.size), np.int32(reps), np.int32(WHICH[self.algorithm])),
+               shared_mem=shared)
+        return arr["out"]
+
+
+class GlobalScan(_ScanBase):
+    """The seeds' algorithm in global memory: one kernel launch per step (a barrier)."""
+
+    tunables = {"threads": (128, 256, 512, 1024), "d": GRID}
+    defaults = {"threads": 256, "d": 0}
+
+    def __init__(self, algorithm: str):
+        self.algorithm, self.name = algorithm, f"{algorithm}[global]"
+
+    def check_size(self, size):
+        _power_of_two(size, self.name)
+
+    def _launch(self, name, dtype, work, threads, d, *args):
+        grid = d or max(1, -(-work // threads))
+        launch(function(SOURCE, f"{name}_{_sfx(dtype)}"), (grid,), (threads,), args)
+
+    def _run(self, inputs, threads, d):
+        cp = cupy()
+        arr, n, dt = inputs.arrays, inputs.size, inputs.dtype
+        m = n.bit_length() - 1
+        if self.algorithm == "sum":
+            work = arr["work"]
+            cp.copyto(work[:n], arr["a"])
+            for t in range(m - 1, -1, -1):
+                self._launch("pairwise_step", dt, 1 << t, threads, d, work, np.int64(1 << t))
+            arr["out"][...] = work[:1]
+        elif self.algorithm == "prefix_sums_simple":
+            src, dst = arr["a"], arr["work"][:n]
+            for t in range(m):
+                self._launch("hillis_steele_step", dt, n, threads, d, src, dst, np.int64(n), np.int64(1 << t))
+                src, dst = dst, (arr["out"] if dst is not arr["out"] else arr["work"][:n])
+            if src is not arr["out"]:
+                cp.copyto(arr["out"], src)
+        else:   # a_t at work[2^t − 1 :], a_m is the output, initialised with the input
+            work, out = arr["work"], arr["out"]
+            cp.copyto(out, arr["a"])
+            level = lambda t: out if t == m else work[(1 << t) - 1:(2 << t) - 1]  # noqa: E731
+            for t in range(m - 1, -1, -1):
+                self._launch("interval_step", dt, 1 << t, threads, d, level(t + 1), level(t), np.int64(1 << t))
+            for t in range(m):
+                self._launch("spread_step", dt, 1 << t, threads, d, level(t), level(t + 1), np.int64(1 << t))
+        return arr["out"]
+
+
+class SinglePassSum(_ScanBase):
+    """Beyond the seeds: grid-stride reduction (16-byte loads for float32) into d partials, then one block."""
+
+    name = "sum_single_pass"
+    beyond_seeds = True
+    tunables = {"threads": (256, 512, 1024), "d": (132, 264, 528, 1056, 2112)}
+    defaults = {"threads": 512, "d": 528}
+
+    def _run(self, inputs, threads, d):
+        arr, dt = inputs.arrays, inputs.dtype
+        partial = arr["work"][:d]
+        name = "reduce_partials_f32x4" if dt == "float32" else f"reduce_partials_{_sfx(dt)}"
+        launch(function(SOURCE, name), (d,), (threads,), (arr["a"], partial, np.int64(inputs.size)))
+        launch(function(SOURCE, f"reduce_partials_{_sfx(dt)}"), (1,), (1024,), (partial, arr["out"], np.int64(d)))
+        return arr["out"]
+
+
+class LookbackScan(_ScanBase):
+    """Beyond the seeds: inclusive prefix sums in one pass with decoupled look-back (any n)."""
+
+    name = "prefix_sums_lookback"
+    algorithm = "prefix_sums_lookback"
+    beyond_seeds = True
+    tunables = {"threads": (128, 256, 512, 1024), "items": (4, 8, 16)}
+    defaults = {"threads": 512, "items": 8}
+
+    def check_params(self, params):
+        out = super().check_params(params)
+        if out["threads"] * out["items"] > 8192:
+            raise ParameterError("items", f"{self.name}: threads x items must be <= 8192 (registers), "
+                                          f"got {out['threads']} x {out['items']}")
+        return out
+
+    def make_inputs(self, size, dtype="float32", seed=0, **case):
+        inputs = super().make_inputs(size, dtype, seed, **case)
+        cp = cupy()
+        tiles = -(-size // (32 * 4)) + 1          # enough for the smallest tile
+        inputs.arrays.update(state=cp.zeros(tiles + 1, dtype=np.int32), agg=cp.empty(tiles, dtype_of(dtype)),
+                             incl=cp.empty(tiles, dtype_of(dtype)))
+        return inputs
+
+    def reference(self, inputs):
+        return np.cumsum(inputs.host["a"].astype(np.float64))
+
+    def _run(self, inputs, threads, items):
+        arr, n = inputs.arrays, inputs.size
+        tiles = -(-n // (threads * items))
+        arr["state"].fill(0)                        # tile counter (word 0) and flags
+        counter, flags = arr["state"][:1], arr["state"][1:]
+        item = np.dtype(inputs.dtype).itemsize
+        shared = (threads * items + threads * items // 32 + 1) * item
+        launch(function(SOURCE, f"scan_lookback_{_sfx(inputs.dtype)}_i{items}"), (tiles,), (threads,),
+               (arr["a"], arr["out"], np.int64(n), counter, arr["agg"], arr["incl"], flags), shared_mem=shared)
+        return arr["out"]
+
+    def bytes_moved(self, inputs):
+        return 2 * inputs.size * np.dtype(inputs.dtype).itemsize
+
+
+KERNELS = ([SharedScan(a) for a in WHICH] + [GlobalScan(a) for a in WHICH] + [SinglePassSum(), LookbackScan()])
