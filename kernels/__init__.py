@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from costmodel.errors import ParameterError
 
-from . import conv_matmul, dmm_permutation, hmm_permutation, peers, rap_transpose, scan
+from . import conv_matmul, dmm_permutation, hmm_permutation, peers, rap_transpose, sat, scan
 from .base import Inputs, Kernel
 from .errors import GPUUnavailableError, KernelLaunchError
 
 _ALL = (dmm_permutation.KERNELS + rap_transpose.KERNELS + hmm_permutation.KERNELS + conv_matmul.KERNELS
-        + scan.KERNELS + peers.KERNELS)
+        + scan.KERNELS + sat.KERNELS + peers.KERNELS)
 KERNELS: dict[str, Kernel] = {k.name: k for k in _ALL}
 
 

@@ -194,3 +194,18 @@ def test_lookback_prefix_sums(dtype):
 def test_reduction_peers(name):
     k = kernels.get(name)
     assert _scan_error(k, k.make_inputs(10000, "float64", 1)) < 1e-13
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", kernels.names("sat"))
+def test_sat_kernels(name, dtype):
+    k = kernels.get(name)
+    sizes = [32, 96, 100, 257] + ([1024] if name != "sat_4r1w" else [320])
+    for nbar in sizes:
+        inputs = k.make_inputs(nbar * nbar, dtype, nbar)
+        tol = 8 * np.finfo(dtype).eps * nbar
+        grids = [{}, {"rows": 32}]
+        if name == "sat_1pr1w":
+            grids += [{"r": r} for r in (0.0, 0.05, 0.25, 0.5, 0.6, 0.8)]
+        for params in grids:
+            assert relative_error(k, inputs, **params) < tol, (nbar, params)

@@ -35,10 +35,11 @@ def access_cost(coalesced, stride, barriers):
     return coalesced / w + stride + (barriers + 1) * (L - 1)
 
 
-def _sat(name, rounds, coalesced, stride, barriers, description, source, claims, **extra):
+def _sat(name, rounds, coalesced, stride, barriers, description, source, claims, chain=0, **extra):
+    """A SAT entry; ``chain`` adds dependent global round trips that no barrier separates."""
     register(Algorithm(
         name=name, model="async HMM", parameters=("n", "nbar", "w", "L") + extra.pop("more", ()),
-        rounds=rounds, time=access_cost(coalesced, stride, barriers), limitations=BOUND,
+        rounds=rounds, time=access_cost(coalesced, stride, barriers) + chain * (L - 1), limitations=BOUND,
         source=source, description=description, claims=claims, domain=DOMAIN + extra.pop("domain", ()), **extra))
 
 
@@ -70,3 +71,9 @@ _sat("sat_1pr1w", Rounds(global_coalesced_read=1 + r, global_coalesced_write=1,
      "(1+r)R1W: 2R1W on the two corner triangles of r·n/2 elements each, 1R1W between; 0 <= r < 1",
      "000 §6.5, Theorem 6.5.1, Table 6.1", {}, more=("r", "depth"), domain=(r >= 0, r < 1))
 
+_sat("sat_1r1w_lookback", Rounds(global_coalesced_read=1, global_coalesced_write=1, shared_conflict_free_read=2,
+                                 shared_conflict_free_write=2, barriers=0),
+     2 * n + 2 * (2 * w + 1) * n / w ** 2, 0, 0,
+     "beyond the seeds: 1R1W in one launch, each tile waiting for its upper and left neighbours' results",
+     "memtune (decoupled look-back in two dimensions); cost as 000 Thm 6.4.2 without barriers",
+     {"access_optimal": True}, chain=2 * nbar / w - 1)

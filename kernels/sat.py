@@ -1,0 +1,160 @@
+"""Summed area tables (000 ch. 6): 2R2W, 4R4W, 4R1W, 2R1W, 1R1W, (1+r)R1W, and a single-pass 1R1W.
+
+Every barrier of the seeds' algorithms is a kernel boundary; any n̄ (tiles at the right and bottom
+edges are partial). 2R1W computes the SAT of the n/w² tile sums with two prefix passes instead of
+the chapter's recursion (the recursion depth is 0 for n <= 2^20 at w = 32 anyway, 000 §6.3).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from costmodel.errors import ParameterError
+
+from .base import Inputs, Kernel, cupy, dtype_of, function, launch
+
+SOURCE = "sat.cu"
+W = 32
+R_VALUES = (0.0, 0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8)
+
+
+def _sfx(dtype):
+    return "f32" if dtype == "float32" else "f64"
+
+
+class SAT(Kernel):
+    family = "sat"
+    tunables = {"threads": (128, 256, 512, 1024), "rows": (4, 8, 16, 32)}
+    defaults = {"threads": 256, "rows": 8}
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
+        cp = cupy()
+        nbar = math.isqrt(size)
+        if nbar * nbar != size:
+            raise ParameterError("size", f"an n̄ x n̄ matrix needs a square size, got {size}")
+        tiles = -(-nbar // W)
+        a = np.random.default_rng(seed).standard_normal((nbar, nbar)).astype(dtype_of(dtype))
+        dt = dtype_of(dtype)
+        arrays = {"a": cp.asarray(a), "out": cp.empty((nbar, nbar), dt), "tmp": cp.empty((nbar, nbar), dt),
+                  "colsum": cp.zeros((tiles, nbar), dt), "rowsum": cp.zeros((tiles, nbar), dt),
+                  "colc": cp.zeros((tiles, nbar), dt), "rowc": cp.zeros((tiles, nbar), dt),
+                  "corner": cp.zeros((tiles, tiles), dt), "state": cp.zeros(tiles * tiles + 1, np.int32)}
+        return Inputs(size, dtype, seed, arrays, {"nbar": nbar, "tiles": tiles}, {"a": a})
+
+    def reference(self, inputs):
+        return np.cumsum(np.cumsum(inputs.host["a"].astype(np.float64), axis=0), axis=1)
+
+    # -- building blocks ------------------------------------------------------------------------
+    def _fn(self, inputs, name):
+        return function(SOURCE, f"{name}_{_sfx(inputs.dtype)}")
+
+    def _columns(self, inputs, src, dst, threads):
+        nbar = inputs.case["nbar"]
+        launch(self._fn(inputs, "column_prefix"), (-(-nbar // threads),), (threads,),
+               (src, dst, np.int32(nbar), np.int32(nbar)))
+
+    def _region(self, inputs, mode, K, rows):
+        arr, nbar, tiles = inputs.arrays, inputs.case["nbar"], inputs.case["tiles"]
+        args = (np.int32(nbar), np.int32(mode), np.int32(K))
+        launch(self._fn(inputs, "region_sums"), (tiles * tiles,), (W, rows), (arr["a"], arr["colsum"], arr["rowsum"], *args))
+        line = (-(-nbar // 256),)
+        launch(self._fn(inputs, "region_carry"), line, (256,), (arr["colsum"], arr["colc"], arr["out"], *args, np.int32(0)))
+        launch(self._fn(inputs, "region_carry"), line, (256,), (arr["rowsum"], arr["rowc"], arr["out"], *args, np.int32(1)))
+        launch(self._fn(inputs, "region_corners"), (-(-tiles // 128),), (128,), (arr["colc"], arr["corner"], arr["out"], *args))
+        launch(self._fn(inputs, "region_tiles"), (tiles * tiles,), (W, rows),
+               (arr["a"], arr["out"], arr["colc"], arr["rowc"], arr["corner"], *args))
+
+    def _waves(self, inputs, first, last, rows):
+        arr, nbar, tiles = inputs.arrays, inputs.case["nbar"], inputs.case["tiles"]
+        fn = self._fn(inputs, "wave_tiles")
+        for k in range(first, last):
+            count = min(k + 1, 2 * tiles - 1 - k, tiles)
+            launch(fn, (count,), (W, rows), (arr["a"], arr["out"], np.int32(nbar), np.int32(k)))
+
+
+class SAT2R2W(SAT):
+    def _run(self, inputs, threads, rows):
+        arr, nbar = inputs.arrays, inputs.case["nbar"]
+        self._columns(inputs, arr["a"], arr["out"], threads)
+        launch(self._fn(inputs, "row_prefix"), (-(-nbar // threads),), (threads,), (arr["out"], np.int32(nbar)))
+        return arr["out"]
+
+
+class SAT4R4W(SAT):
+    def _transpose(self, inputs, src, dst, rows):
+        nbar = inputs.case["nbar"]
+        if nbar % W:
+            dst[...] = src.T                         # partial tiles: CuPy's strided copy
+            return
+        from .hmm_permutation import transpose
+        transpose(inputs.dtype, src, dst, nbar, rows, 0, 64 if nbar % 64 == 0 else 32)
+
+    def _run(self, inputs, threads, rows):
+        arr = inputs.arrays
+        self._columns(inputs, arr["a"], arr["out"], threads)
+        self._transpose(inputs, arr["out"], arr["tmp"], rows)
+        self._columns(inputs, arr["tmp"], arr["tmp"], threads)
+        self._transpose(inputs, arr["tmp"], arr["out"], rows)
+        return arr["out"]
+
+
+class SAT4R1W(SAT):
+    def _run(self, inputs, threads, rows):
+        arr, nbar = inputs.arrays, inputs.case["nbar"]
+        fn = self._fn(inputs, "diagonal_step")
+        for k in range(2 * nbar - 1):
+            count = min(k + 1, 2 * nbar - 1 - k, nbar)
+            launch(fn, (-(-count // threads),), (threads,), (arr["a"], arr["out"], np.int32(nbar), np.int32(k)))
+        return arr["out"]
+
+
+class SAT2R1W(SAT):
+    def _run(self, inputs, threads, rows):
+        self._region(inputs, 0, 0, rows)
+        return inputs.arrays["out"]
+
+
+class SAT1R1W(SAT):
+    def _run(self, inputs, threads, rows):
+        self._waves(inputs, 0, 2 * inputs.case["tiles"] - 1, rows)
+        return inputs.arrays["out"]
+
+
+class SAT1pR1W(SAT):
+    """(1+r)R1W: 2R1W on the two corner triangles of √r·n̄/w block diagonals each, 1R1W between."""
+
+    tunables = {**SAT.tunables, "r": R_VALUES}
+    defaults = {**SAT.defaults, "r": 0.1}
+
+    def diagonals(self, tiles, r):
+        ka = min(tiles, int(round(math.sqrt(r) * tiles)))
+        return ka, max(ka, 2 * tiles - 1 - ka)            # the triangles never overlap
+
+    def _run(self, inputs, threads, rows, r):
+        tiles = inputs.case["tiles"]
+        ka, kb = self.diagonals(tiles, r)
+        if ka > 0:
+            self._region(inputs, 1, ka, rows)
+        self._waves(inputs, ka, kb, rows)
+        if kb < 2 * tiles - 1:
+            self._region(inputs, 2, kb, rows)
+        return inputs.arrays["out"]
+
+
+class SAT1R1WLookback(SAT):
+    """Beyond the seeds: 1R1W in one launch; each tile waits for its upper and left neighbours."""
+
+    def _run(self, inputs, threads, rows):
+        arr, nbar, tiles = inputs.arrays, inputs.case["nbar"], inputs.case["tiles"]
+        arr["state"].fill(0)
+        launch(self._fn(inputs, "lookback_tiles"), (tiles * tiles,), (W, rows),
+               (arr["a"], arr["out"], np.int32(nbar), arr["state"][:1], arr["state"][1:]))
+        return arr["out"]
+
+
+KERNELS = [SAT2R2W("sat_2r2w"), SAT4R4W("sat_4r4w"), SAT4R1W("sat_4r1w"), SAT2R1W("sat_2r1w"),
+           SAT1R1W("sat_1r1w"), SAT1pR1W("sat_1pr1w"), SAT1R1WLookback("sat_1r1w_lookback")]
