@@ -7,19 +7,14 @@ Run: ``python bench/conv_matmul.py [--out DIR]``.
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import sys
-from pathlib import Path
 
 import pandas as pd
+from common import setup
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import kernels  # noqa: E402
-from costmodel import load_preset  # noqa: E402
-from kernels.timing import Device, measure, relative_error  # noqa: E402
+import kernels
+from costmodel import load_preset
+from kernels.timing import measure, relative_error
 
 D_SWEEP = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 
@@ -82,15 +77,8 @@ def knees(df, by, threads_of, preset):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--out", default=os.environ.get("OUT", "."))
-    parser.add_argument("--repeats", type=int, default=20)
-    args = parser.parse_args()
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    dev = Device.current()
+    args, out = setup(__doc__)
     preset = load_preset("h100")
-    print(f"device: {dev.name}, driver {dev.driver}, CuPy {dev.cupy}")
     summary, rows = headline(args.repeats)
     rows.to_csv(out / "conv_matmul_headline.csv", index=False)
     print(json.dumps(summary, indent=1, default=str))

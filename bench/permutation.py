@@ -8,23 +8,17 @@ within 1.2x of RAW DRDW. Run: ``python bench/permutation.py [--out DIR] [--quick
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
-import numpy as np
 import pandas as pd
+from common import setup
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import kernels  # noqa: E402
-from costmodel import permutations as perms  # noqa: E402
-from costmodel import schedules  # noqa: E402
-from kernels.timing import Device, check, measure  # noqa: E402
+import kernels
+from costmodel import permutations as perms
+from costmodel import schedules
+from kernels.timing import check, measure
 
 
 def schedule_for(args):
@@ -111,21 +105,16 @@ def best(df, kernel, **where):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--out", default=os.environ.get("OUT", "."), help="folder for the CSV files")
-    parser.add_argument("--quick", action="store_true", help="smaller sizes (2^22, 4096^2) for a smoke run")
-    parser.add_argument("--repeats", type=int, default=20)
-    parser.add_argument("--skip", default="", help="comma list of sections to skip: dmm,rap,transpose,permutation")
-    args = parser.parse_args()
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    def extra(parser):
+        parser.add_argument("--quick", action="store_true", help="smaller sizes (2^22, 4096^2) for a smoke run")
+        parser.add_argument("--skip", default="", help="comma list of sections to skip: dmm,rap,transpose,permutation")
+
+    args, out = setup(__doc__, extra=extra)
     skip = set(filter(None, args.skip.split(",")))
     n = 1 << (22 if args.quick else 26)
     nbar_t = 4096 if args.quick else 16384
     pool = ProcessPoolExecutor(max_workers=5) if "permutation" not in skip else None
     jobs = [pool.submit(schedule_for, (p, n, 3)) for p in perms.NAMES] if pool else []
-    dev = Device.current()
-    print(f"device: {dev.name}, driver {dev.driver}, CuPy {dev.cupy}, {dev.sms} SMs, L2 {dev.l2_bytes >> 20} MB")
     summary = {}
     if "dmm" not in skip:
         df, table = dmm_table(args.repeats, 20000)

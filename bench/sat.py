@@ -7,21 +7,16 @@ Run: ``python bench/sat.py [--out DIR]``.
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from common import setup
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import kernels  # noqa: E402
-from costmodel import load_preset, query  # noqa: E402
-from kernels.timing import Device, measure, relative_error  # noqa: E402
+import kernels
+from costmodel import load_preset, query
+from kernels.timing import measure, relative_error
 
 
 class CupyDoubleCumsum(kernels.Kernel):
@@ -71,14 +66,7 @@ def cpu_baselines(nbar):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--out", default=os.environ.get("OUT", "."))
-    parser.add_argument("--repeats", type=int, default=10)
-    args = parser.parse_args()
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    dev = Device.current()
-    print(f"device: {dev.name}, driver {dev.driver}, CuPy {dev.cupy}")
+    args, out = setup(__doc__, repeats=10)
     big = 16384 * 16384
     rows = []
     copy_k = kernels.get("cupy_copy")

@@ -7,19 +7,14 @@ Run: ``python bench/scan.py [--out DIR]``.
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from common import setup
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import kernels  # noqa: E402
-from kernels.timing import Device, measure  # noqa: E402
+import kernels
+from kernels.timing import measure
 
 ALGORITHMS = ("sum", "prefix_sums_simple", "prefix_sums_optimal")
 
@@ -71,15 +66,7 @@ def fig8(repeats):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--out", default=os.environ.get("OUT", "."))
-    parser.add_argument("--repeats", type=int, default=20)
-    parser.add_argument("--n", type=int, default=1 << 28)
-    args = parser.parse_args()
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    dev = Device.current()
-    print(f"device: {dev.name}, driver {dev.driver}, CuPy {dev.cupy}")
+    args, out = setup(__doc__, extra=lambda p: p.add_argument("--n", type=int, default=1 << 28))
     summary, rows = headline(args.n, args.repeats)
     rows.to_csv(out / "scan_headline.csv", index=False)
     print(json.dumps(summary, indent=1, default=str))

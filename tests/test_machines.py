@@ -1,5 +1,4 @@
 import pytest
-import sympy
 
 from costmodel import (DMM, HMM, UMM, AsyncHMM, ParameterError, PresetNotFoundError,
                        load_preset, preset_names, symbol)
