@@ -9,23 +9,13 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pandas as pd
 from common import setup
 
 import kernels
-from kernels.timing import measure
+from kernels.timing import measure, scan_error
 
 ALGORITHMS = ("sum", "prefix_sums_simple", "prefix_sums_optimal")
-
-
-def error(k, inputs, **params):
-    cp = kernels.base.cupy()
-    got = cp.asnumpy(k.run(inputs, **params)).astype(np.float64)
-    ref = k.reference(inputs)
-    if ref.size == 1:
-        return abs(got[0] - ref[0]) / np.abs(inputs.host["a"].astype(np.float64)).sum()
-    return float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
 
 
 def headline(n, repeats):
@@ -37,7 +27,7 @@ def headline(n, repeats):
             ("sum_single_pass", "cupy_sum", [{"threads": t, "d": d} for t in (256, 512, 1024) for d in (264, 528, 1056, 2112)])):
         k, peer = kernels.get(ours_name), kernels.get(peer_name)
         inputs = k.make_inputs(n, "float32", 2)
-        err = error(k, inputs, **grid[0])
+        err = scan_error(k, inputs, **grid[0])
         results = [measure(k, inputs, repeats=repeats, **p) for p in grid]
         best = min(results, key=lambda r: r["median_ms"])
         peer_row = measure(peer, peer.make_inputs(n, "float32", 2), repeats=repeats)

@@ -173,15 +173,9 @@ def _grid_max(time, bound, entry, subs):
 
 def dominant_limitation(entry: registry.Algorithm, values: dict | None = None) -> str:
     """The limitation with the largest value at ``values`` (typical H100-scale values fill the rest)."""
-    point = {symbol(k): v for k, v in {**TYPICAL, **(values or {})}.items()}
-    if "n" in entry.parameters and "nbar" in entry.parameters and "nbar" in (values or {}) and "n" not in (values or {}):
-        point[symbol("n")] = (values["nbar"]) ** 2
-    best, best_value = entry.limitations[0].name, -1.0
-    for lim in entry.limitations:
-        value = float(lim.expr.subs(point))
-        if value > best_value:
-            best, best_value = lim.name, value
-    return best
+    from .query import dominant   # the query layer compiles the limitations once
+
+    return dominant(entry, values or {})
 
 
 def _access_optimal(entry, subs):

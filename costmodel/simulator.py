@@ -134,7 +134,6 @@ def _sorted_requests(rows: np.ndarray, req: np.ndarray):
     else:  # addresses too large to pack beside the row number: sort row by row
         a = np.sort(addr, axis=1).ravel()
         row_id = np.repeat(np.arange(nrows, dtype=np.int64), w)
-        key = None
     valid = a != sentinel
     first = np.ones(a.shape, dtype=bool)
     first[1:] = (a[1:] != a[:-1]) | (row_id[1:] != row_id[:-1])

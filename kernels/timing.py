@@ -96,6 +96,23 @@ def check(kernel: Kernel, inputs: Inputs, **params) -> float:
     return float(np.max(np.abs(got - np.asarray(ref).ravel())))
 
 
+def scan_error(kernel: Kernel, inputs: Inputs, **params) -> float:
+    """Error of a sum or prefix sum against float64, output poisoned first (NaN gives inf).
+
+    A sum is judged relative to the sum of magnitudes (the sum itself may be near 0); prefix sums
+    norm-wise.
+    """
+    cp = cupy()
+    inputs.arrays["out"].fill(np.nan)
+    got = cp.asnumpy(kernel.run(inputs, **params)).astype(np.float64)
+    ref = kernel.reference(inputs)
+    if not np.isfinite(got).all():
+        return float("inf")
+    if ref.size == 1:
+        return float(abs(got[0] - ref[0]) / np.abs(inputs.host["a"].astype(np.float64)).sum())
+    return float(np.linalg.norm(got - ref) / np.linalg.norm(ref))
+
+
 def relative_error(kernel: Kernel, inputs: Inputs, **params) -> float:
     """‖out − ref‖ / ‖ref‖ against a float64 reference, output poisoned first (NaN gives inf)."""
     cp = cupy()

@@ -4,7 +4,7 @@ import pytest
 
 import kernels
 from costmodel import permutations as perms
-from kernels.timing import check, measure, relative_error
+from kernels.timing import check, measure, relative_error, scan_error
 
 pytestmark = pytest.mark.gpu
 DTYPES = ["float32", "float64"]
@@ -134,18 +134,6 @@ def test_image_peers_compute_the_same_function(name):
     assert relative_error(k, inputs) < 1e-12
 
 
-def _scan_error(k, inputs, **params):
-    cp = kernels.base.cupy()
-    inputs.arrays["out"].fill(np.nan)
-    got = cp.asnumpy(k.run(inputs, **params)).astype(np.float64)
-    ref = k.reference(inputs)
-    if not np.isfinite(got).all():
-        return np.inf
-    if ref.size == 1:   # a sum: relative to the sum of magnitudes
-        return abs(got[0] - ref[0]) / np.abs(inputs.host["a"].astype(np.float64)).sum()
-    return np.linalg.norm(got - ref) / np.linalg.norm(ref)
-
-
 def scan_tol(dtype: str, n: int) -> float:
     """Rounding grows with the length of the sums: 8 eps sqrt(n), relative (norm-wise)."""
     return 8 * np.finfo(dtype).eps * max(1.0, np.sqrt(n))
@@ -158,7 +146,7 @@ def test_shared_scans(name, dtype):
     for size in (64, 1024, 4096, 16384 if dtype == "float32" else 8192):
         inputs = k.make_inputs(size, dtype, size)
         for params in ({}, {"p": 128}, {"p": 32, "reps": 100}):
-            assert _scan_error(k, inputs, **params) < scan_tol(dtype, size), (size, params)
+            assert scan_error(k, inputs, **params) < scan_tol(dtype, size), (size, params)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -168,7 +156,7 @@ def test_global_seed_scans(name, dtype):
     for size in (1024, 1 << 16, 1 << 20):
         inputs = k.make_inputs(size, dtype, size + 1)
         for params in ({}, {"threads": 1024, "d": 132}):
-            assert _scan_error(k, inputs, **params) < scan_tol(dtype, size), (size, params)
+            assert scan_error(k, inputs, **params) < scan_tol(dtype, size), (size, params)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -177,7 +165,7 @@ def test_single_pass_sum(dtype):
     for size in (1, 1000, (1 << 20) + 3, 1 << 24):
         inputs = k.make_inputs(size, dtype, size)
         for params in ({}, {"threads": 256, "d": 132}, {"threads": 1024, "d": 2112}):
-            assert _scan_error(k, inputs, **params) < scan_tol(dtype, size), (size, params)
+            assert scan_error(k, inputs, **params) < scan_tol(dtype, size), (size, params)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -187,13 +175,13 @@ def test_lookback_prefix_sums(dtype):
         for seed in (1, 2):
             inputs = k.make_inputs(size, dtype, seed)
             for params in ({}, {"threads": 128, "items": 4}, {"threads": 1024, "items": 8}, {"threads": 256, "items": 16}):
-                assert _scan_error(k, inputs, **params) < scan_tol(dtype, size), (size, seed, params)
+                assert scan_error(k, inputs, **params) < scan_tol(dtype, size), (size, seed, params)
 
 
 @pytest.mark.parametrize("name", ["cupy_sum", "cupy_cumsum"])
 def test_reduction_peers(name):
     k = kernels.get(name)
-    assert _scan_error(k, k.make_inputs(10000, "float64", 1)) < 1e-13
+    assert scan_error(k, k.make_inputs(10000, "float64", 1)) < 1e-13
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

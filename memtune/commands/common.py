@@ -7,7 +7,6 @@ import sys
 import numpy as np
 
 from costmodel.errors import ParameterError
-from costmodel.npyio import load_npy  # noqa: F401  (re-exported for the subcommands)
 from costmodel.validation import positive_int
 
 

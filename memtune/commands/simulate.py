@@ -5,8 +5,9 @@ import numpy as np
 
 from costmodel import DMM, UMM, simulate
 from costmodel.errors import TraceError
+from costmodel.npyio import load_npy
 
-from .common import add_json_flag, load_npy, positive, print_json
+from .common import add_json_flag, positive, print_json
 
 NAME = "simulate"
 HELP = "simulate memory access of warps on the DMM (shared memory) or the UMM (global memory)"
