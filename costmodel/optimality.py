@@ -36,7 +36,7 @@ from .symbols import symbol
 
 FIXED = ("r", "depth")
 SAMPLE = {"r": 0.25, "depth": 1}
-TYPICAL = {"n": 1 << 24, "nbar": 4096, "w": 32, "l": 30, "L": 600, "p": 1024, "d": 132, "m": 64,
+TYPICAL = {"n": 1 << 24, "nbar": 4096, "w": 32, "l": 30, "L": 600, "p": 1024, "d": 132, "m": 64, "R": 32,
            "v": 3, "r": 0.1, "depth": 0, "k": 132, "c": 32, "Dw": 1 << 24}
 SCALES = (2.0 ** 20, 2.0 ** 40, 2.0 ** 60)
 

@@ -42,9 +42,10 @@ def cupy():
 def module(filename: str, options: tuple[str, ...] = ()):
     """The compiled RawModule of ``kernels/<filename>`` (compiled once per process)."""
     cp = cupy()
-    source = resources.files("kernels").joinpath(filename).read_text(encoding="utf-8")
-    try:
-        mod = cp.RawModule(code=source, options=("-std=c++17",) + options)
+    folder = resources.files("kernels")
+    source = folder.joinpath(filename).read_text(encoding="utf-8")
+    try:   # -I: the .cu files share headers (lookback.cuh) that sit beside them
+        mod = cp.RawModule(code=source, options=("-std=c++17", f"-I{folder}") + options)
         mod.compile()
     except Exception as exc:
         raise KernelLaunchError(f"{filename}: compilation failed: {str(exc).splitlines()[0]}") from None
@@ -68,6 +69,19 @@ def launch(fn, grid, block, args, shared_mem: int = 0) -> None:
         fn(grid, block, args, shared_mem=shared_mem)
     except Exception as exc:
         raise KernelLaunchError(f"{fn.name if hasattr(fn, 'name') else fn}: launch failed: {exc}") from None
+
+
+def lookback_arrays(words: int, dtype: str) -> dict:
+    """A ticket counter and ``words`` zeroed status words of ``lookback.cuh`` (8 bytes for float32, 16 for float64)."""
+    cp = cupy()
+    return {"counter": cp.zeros(1, np.uint32), "status": cp.zeros(words * (1 if dtype == "float32" else 2), np.uint64)}
+
+
+def next_epoch(inputs: "Inputs") -> np.uint32:
+    """A new epoch for a look-back launch on these inputs; status words of older launches then read as not ready."""
+    inputs.host["epoch"] = inputs.host.get("epoch", 0) % 0x3FFFFFFF + 1
+    inputs.arrays["counter"].fill(0)
+    return np.uint32(inputs.host["epoch"])
 
 
 def dtype_of(name: str) -> np.dtype:

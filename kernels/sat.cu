@@ -10,8 +10,10 @@
 //     (`region_*` kernels; a region is all tiles, the top-left triangle ti + tj < K, or the
 //     bottom-right triangle ti + tj >= K, whose carries start from the finished SAT above it);
 //   * 1R1W: from the finished neighbours (b[r0-1][..] and b[..][c0-1]), one launch per block
-//     diagonal (`wave_tiles`), or all in one launch with tiles waiting on their neighbours' flags
-//     (`lookback_tiles`, beyond the seeds).
+//     diagonal (`wave_tiles`).
+// Beyond the seeds, `sat_strips` is a single-launch 1R1W with decoupled look-back (below).
+
+#include "lookback.cuh"
 
 #define W 32
 
@@ -187,47 +189,161 @@ __device__ void wave_tiles(const T* a, T* b, int nbar, int k) {             // t
     tile_sat(a, b, nbar, ti, tj, colc, rowc, corner);
 }
 
-// Single pass: tiles numbered along anti-diagonals by an atomic counter; a tile waits until its
-// upper and left neighbours have published their results (flag), then proceeds as a wave tile.
-template <typename T>
-__device__ void lookback_tiles(const T* a, T* b, int nbar, unsigned* counter, volatile int* done) {
-    __shared__ T colc[W], rowc[W];
-    __shared__ T corner;
-    __shared__ int tile_s;
-    int tiles = (nbar + W - 1) / W;
-    if (threadIdx.x == 0 && threadIdx.y == 0) tile_s = (int)atomicAdd(counter, 1u);
-    __syncthreads();
-    int id = tile_s, k = 0, start = 0;
-    while (true) {                                         // diagonal k holds min(k+1, 2*tiles-1-k, tiles) tiles
-        int len = min(min(k + 1, 2 * tiles - 1 - k), tiles);
-        if (id < start + len) break;
-        start += len;
-        ++k;
-    }
-    int lo = k < tiles ? 0 : k - tiles + 1;
-    int ti = lo + (id - start), tj = k - ti;
-    if (threadIdx.x == 0 && threadIdx.y == 0) {
-        if (ti > 0) while (done[(ti - 1) * tiles + tj] == 0) {}
-        if (tj > 0) while (done[ti * tiles + tj - 1] == 0) {}
-        if (ti > 0 && tj > 0) while (done[(ti - 1) * tiles + tj - 1] == 0) {}
-        __threadfence();
-    }
-    __syncthreads();
-    if (threadIdx.y == 0) {                                // neighbours' values, read past the L1
-        int x = threadIdx.x, r0 = ti * W, c0 = tj * W;
-        const volatile T* vb = b;
-        auto get = [&](int r, int c) -> T { return (r >= 0 && c >= 0) ? vb[(long long)r * nbar + c] : T(0); };
-        colc[x] = c0 + x < nbar ? get(r0 - 1, c0 + x) - get(r0 - 1, c0 + x - 1) : T(0);
-        rowc[x] = r0 + x < nbar ? get(r0 + x, c0 - 1) - get(r0 + x - 1, c0 - 1) : T(0);
-        if (x == 0) corner = get(r0 - 1, c0 - 1);
-    }
-    __syncthreads();
-    tile_sat(a, b, nbar, ti, tj, colc, rowc, corner);
-    if (threadIdx.x == 0 && threadIdx.y == 0) {
-        __threadfence();
-        done[ti * tiles + tj] = 1;
+// Beyond the seeds: 1R1W in one launch (`sat_1r1w_lookback`). A block owns a strip of R = warps x
+// RPW rows across the whole matrix and walks it in chunks of C = 32 V columns: the row prefix sums
+// carry from chunk to chunk inside the block, so the only dependency between blocks is vertical.
+// For each chunk the block publishes its strip's column aggregate (the column sums of its
+// row-prefixed values), then looks back over the strips above, column by column, until it meets an
+// inclusive value: decoupled look-back (lookback.cuh) with one status word per (strip, column).
+// Strips are numbered by an atomic ticket in start order, so every awaited strip is running.
+template <typename T> struct Vec;
+template <> struct Vec<float> { static constexpr int V = 4; using type = float4; };
+template <> struct Vec<double> { static constexpr int V = 2; using type = double2; };
+
+template <typename T, int RPW>
+__device__ void load_chunk(const T* a, T (&v)[RPW][Vec<T>::V], int nbar, int row, int col) {
+    constexpr int V = Vec<T>::V;
+#pragma unroll
+    for (int r = 0; r < RPW; ++r) {
+        const long long at = (long long)(row + r) * nbar + col;
+        if (row + r < nbar && col + V <= nbar && (nbar % V) == 0) {
+            typename Vec<T>::type x = __ldcs(reinterpret_cast<const typename Vec<T>::type*>(a + at));
+            const T* e = reinterpret_cast<const T*>(&x);
+#pragma unroll
+            for (int k = 0; k < V; ++k) v[r][k] = e[k];
+        } else {
+#pragma unroll
+            for (int k = 0; k < V; ++k) v[r][k] = (row + r < nbar && col + k < nbar) ? a[at + k] : T(0);
+        }
     }
 }
+
+template <typename T, int RPW>
+__device__ void store_chunk(T* b, const T (&v)[RPW][Vec<T>::V], const T* off, int nbar, int row, int col) {
+    constexpr int V = Vec<T>::V;
+#pragma unroll
+    for (int r = 0; r < RPW; ++r) {
+        if (row + r >= nbar) continue;
+        const long long at = (long long)(row + r) * nbar + col;
+        if (col + V <= nbar && (nbar % V) == 0) {
+            typename Vec<T>::type x;
+            T* e = reinterpret_cast<T*>(&x);
+#pragma unroll
+            for (int k = 0; k < V; ++k) e[k] = v[r][k] + off[k];
+            __stcs(reinterpret_cast<typename Vec<T>::type*>(b + at), x);
+        } else {
+#pragma unroll
+            for (int k = 0; k < V; ++k) if (col + k < nbar) b[at + k] = v[r][k] + off[k];
+        }
+    }
+}
+
+// Row prefix sums of the warp's RPW rows across its chunk, continuing each row's carry.
+template <typename T, int RPW>
+__device__ void row_prefix_chunk(T (&v)[RPW][Vec<T>::V], T (&carry)[RPW]) {
+    constexpr int V = Vec<T>::V;
+    const int lane = threadIdx.x;
+#pragma unroll
+    for (int r = 0; r < RPW; ++r) {
+        T run = 0;
+#pragma unroll
+        for (int k = 0; k < V; ++k) { run += v[r][k]; v[r][k] = run; }
+        T x = run;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) { T y = __shfl_up_sync(0xffffffffu, x, o); if (lane >= o) x += y; }
+        const T before = x - run + carry[r];
+#pragma unroll
+        for (int k = 0; k < V; ++k) v[r][k] += before;
+        carry[r] += __shfl_sync(0xffffffffu, x, 31);
+    }
+}
+
+// Warp 0: the strip's exclusive column prefix for this lane's V columns, by look-back.
+template <typename T>
+__device__ void strip_lookback(typename Status<T>::Word* status, const T* agg, T* excl, int strip, int nbar,
+                               int col, unsigned epoch) {
+    constexpr int V = Vec<T>::V;
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        excl[k] = 0;
+        if (col + k >= nbar) continue;
+        typename Status<T>::Word* own = status + (long long)strip * nbar + col + k;
+        if (strip == 0) { Status<T>::put(own, agg[k], status_code(epoch, INCLUSIVE)); continue; }
+        Status<T>::put(own, agg[k], status_code(epoch, AGGREGATE));
+    }
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        if (col + k >= nbar || strip == 0) continue;
+        T sum = 0;
+        for (int s = strip - 1; s >= 0; --s) {
+            T x;
+            int kind = wait_status<T>(status + (long long)s * nbar + col + k, epoch, x);
+            sum += x;
+            if (kind == INCLUSIVE) break;
+        }
+        excl[k] = sum;
+        Status<T>::put(status + (long long)strip * nbar + col + k, sum + agg[k], status_code(epoch, INCLUSIVE));
+    }
+}
+
+template <typename T, int WARPS, int RPW>
+__device__ void sat_strips(const T* __restrict__ a, T* __restrict__ b, int nbar, unsigned* ticket,
+                           typename Status<T>::Word* status, unsigned epoch) {
+    constexpr int V = Vec<T>::V, C = 32 * V;
+    __shared__ T band[WARPS][C];        // each warp's column totals over its RPW rows
+    __shared__ T strip_excl[C];
+    __shared__ int strip_s;
+    const int lane = threadIdx.x, warp = threadIdx.y;
+    if (lane == 0 && warp == 0) strip_s = (int)atomicAdd(ticket, 1u);
+    __syncthreads();
+    const int strip = strip_s, row = strip * WARPS * RPW + warp * RPW;
+    T carry[RPW], v[RPW][V], next[RPW][V];
+#pragma unroll
+    for (int r = 0; r < RPW; ++r) carry[r] = 0;
+    load_chunk<T, RPW>(a, v, nbar, row, lane * V);
+    for (int c0 = 0; c0 < nbar; c0 += C) {
+        const int col = c0 + lane * V;
+        if (c0 + C < nbar) load_chunk<T, RPW>(a, next, nbar, row, col + C);   // in flight meanwhile
+        row_prefix_chunk<T, RPW>(v, carry);
+#pragma unroll
+        for (int r = 1; r < RPW; ++r)                                        // column prefix down the band
+#pragma unroll
+            for (int k = 0; k < V; ++k) v[r][k] += v[r - 1][k];
+#pragma unroll
+        for (int k = 0; k < V; ++k) band[warp][lane * V + k] = v[RPW - 1][k];
+        __syncthreads();
+        if (warp == 0) {
+            T agg[V], excl[V];
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                agg[k] = 0;
+#pragma unroll
+                for (int w = 0; w < WARPS; ++w) agg[k] += band[w][lane * V + k];
+            }
+            strip_lookback<T>(status, agg, excl, strip, nbar, col, epoch);
+#pragma unroll
+            for (int k = 0; k < V; ++k) strip_excl[lane * V + k] = excl[k];
+            __syncwarp();     // the look-back diverged: bar.sync is aligned, so the warp must arrive whole
+        }
+        __syncthreads();
+        T off[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+            off[k] = strip_excl[lane * V + k];
+            for (int w = 0; w < warp; ++w) off[k] += band[w][lane * V + k];
+        }
+        store_chunk<T, RPW>(b, v, off, nbar, row, col);
+        __syncthreads();                                                     // band is reused
+#pragma unroll
+        for (int r = 0; r < RPW; ++r)
+#pragma unroll
+            for (int k = 0; k < V; ++k) v[r][k] = next[r][k];
+    }
+}
+
+#define STRIPS(T, S, WARPS, RPW)                                                                      \
+    extern "C" __global__ void sat_strips_##S##_w##WARPS##_r##RPW(const T* a, T* b, int nbar, unsigned* t, \
+        Status<T>::Word* status, unsigned epoch) { sat_strips<T, WARPS, RPW>(a, b, nbar, t, status, epoch); }
 
 #define SAT(T, S)                                                                                     \
     extern "C" __global__ void column_prefix_##S(const T* a, T* b, int rows, int cols) { column_prefix<T>(a, b, rows, cols); } \
@@ -242,8 +358,8 @@ __device__ void lookback_tiles(const T* a, T* b, int nbar, unsigned* counter, vo
     extern "C" __global__ void region_tiles_##S(const T* a, T* b, const T* colc, const T* rowc, const T* corner, \
         int nbar, int mode, int K) { region_tiles<T>(a, b, colc, rowc, corner, nbar, mode, K); }       \
     extern "C" __global__ void wave_tiles_##S(const T* a, T* b, int nbar, int k) { wave_tiles<T>(a, b, nbar, k); } \
-    extern "C" __global__ void lookback_tiles_##S(const T* a, T* b, int nbar, unsigned* counter, int* done) { \
-        lookback_tiles<T>(a, b, nbar, counter, done); }
+    STRIPS(T, S, 4, 2) STRIPS(T, S, 4, 4) STRIPS(T, S, 4, 8) STRIPS(T, S, 8, 2) STRIPS(T, S, 8, 4)     \
+    STRIPS(T, S, 8, 8) STRIPS(T, S, 16, 2) STRIPS(T, S, 16, 4)
 
 SAT(float, f32)
 SAT(double, f64)

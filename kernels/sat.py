@@ -12,7 +12,7 @@ import numpy as np
 
 from costmodel.errors import ParameterError
 
-from .base import Inputs, Kernel, cupy, dtype_of, function, launch
+from .base import Inputs, Kernel, cupy, dtype_of, function, launch, lookback_arrays, next_epoch
 
 SOURCE = "sat.cu"
 W = 32
@@ -42,7 +42,7 @@ class SAT(Kernel):
         arrays = {"a": cp.asarray(a), "out": cp.empty((nbar, nbar), dt), "tmp": cp.empty((nbar, nbar), dt),
                   "colsum": cp.zeros((tiles, nbar), dt), "rowsum": cp.zeros((tiles, nbar), dt),
                   "colc": cp.zeros((tiles, nbar), dt), "rowc": cp.zeros((tiles, nbar), dt),
-                  "corner": cp.zeros((tiles, tiles), dt), "state": cp.zeros(tiles * tiles + 1, np.int32)}
+                  "corner": cp.zeros((tiles, tiles), dt)}
         return Inputs(size, dtype, seed, arrays, {"nbar": nbar, "tiles": tiles}, {"a": a})
 
     def reference(self, inputs):
@@ -146,13 +146,32 @@ class SAT1pR1W(SAT):
 
 
 class SAT1R1WLookback(SAT):
-    """Beyond the seeds: 1R1W in one launch; each tile waits for its upper and left neighbours."""
+    """Beyond the seeds: 1R1W in one launch. A block owns a strip of warps x rows rows and walks it left
+    to right; strips meet through decoupled look-back on per-column status words (sat.cu, lookback.cuh)."""
 
-    def _run(self, inputs, threads, rows):
-        arr, nbar, tiles = inputs.arrays, inputs.case["nbar"], inputs.case["tiles"]
-        arr["state"].fill(0)
-        launch(self._fn(inputs, "lookback_tiles"), (tiles * tiles,), (W, rows),
-               (arr["a"], arr["out"], np.int32(nbar), arr["state"][:1], arr["state"][1:]))
+    tunables = {"warps": (4, 8, 16), "rows": (2, 4, 8)}
+    defaults = {"warps": 8, "rows": 4}
+    MIN_STRIP = 8
+
+    def check_params(self, params):
+        out = super().check_params(params)
+        if out["warps"] * out["rows"] > 64:
+            raise ParameterError("rows", f"{self.name}: warps x rows must be <= 64 (registers), "
+                                         f"got {out['warps']} x {out['rows']}")
+        return out
+
+    def make_inputs(self, size, dtype="float32", seed=0, **case):
+        inputs = super().make_inputs(size, dtype, seed, **case)
+        nbar = inputs.case["nbar"]
+        inputs.arrays.update(lookback_arrays(-(-nbar // self.MIN_STRIP) * nbar, dtype))
+        return inputs
+
+    def _run(self, inputs, warps, rows):
+        arr, nbar = inputs.arrays, inputs.case["nbar"]
+        epoch = next_epoch(inputs)
+        fn = function(SOURCE, f"sat_strips_{_sfx(inputs.dtype)}_w{warps}_r{rows}")
+        launch(fn, (-(-nbar // (warps * rows)),), (W, warps), (arr["a"], arr["out"], np.int32(nbar), arr["counter"],
+                                                           arr["status"], epoch))
         return arr["out"]
 
 

@@ -2,6 +2,8 @@
 // memory (a barrier is a kernel boundary), and single-pass global versions that run at the speed of
 // memory: a grid-stride reduction and a prefix sum with decoupled look-back.
 
+#include "lookback.cuh"
+
 // ---- one block, shared memory: n <= capacity, p = blockDim threads, `reps` repetitions ----------
 
 template <typename T>
@@ -138,11 +140,35 @@ __device__ void reduce_partials_vec4(const float* __restrict__ in, float* __rest
 }
 
 // Decoupled look-back (single pass): tiles are numbered by an atomic counter in start order; a tile
-// publishes its aggregate (flag 1), looks back over its predecessors a warp at a time, summing
-// aggregates until it meets an inclusive prefix (flag 2), then publishes its own inclusive prefix.
+// publishes its aggregate, then one warp looks back over 32 predecessors at a time, summing
+// aggregates until it meets an inclusive prefix, and publishes its own inclusive prefix. Value and
+// state share one status word (lookback.cuh), so publishing needs no fence.
+template <typename T>
+__device__ T lookback_exclusive(typename Status<T>::Word* status, long long tile, T total, unsigned epoch) {
+    const int lane = threadIdx.x & 31;
+    if (tile == 0) {
+        if (lane == 0) Status<T>::put(status, total, status_code(epoch, INCLUSIVE));
+        return T(0);
+    }
+    if (lane == 0) Status<T>::put(status + tile, total, status_code(epoch, AGGREGATE));
+    T excl = 0;
+    for (long long j = tile - 1;; j -= 32) {
+        long long idx = j - lane;
+        T v = 0;
+        int kind = idx >= 0 ? wait_status<T>(status + idx, epoch, v) : INCLUSIVE;
+        unsigned inclusive = __ballot_sync(0xffffffffu, kind == INCLUSIVE);
+        int stop = inclusive ? __ffs(inclusive) - 1 : 32;   // nearest predecessor with a full prefix
+        excl += warp_sum(lane <= stop ? v : T(0));
+        excl = __shfl_sync(0xffffffffu, excl, 0);
+        if (inclusive) break;
+    }
+    if (lane == 0) Status<T>::put(status + tile, excl + total, status_code(epoch, INCLUSIVE));
+    return excl;
+}
+
 template <typename T, int ITEMS>
 __device__ void scan_lookback(const T* __restrict__ in, T* __restrict__ out, long long n, unsigned* counter,
-                              T* agg, T* incl, volatile int* flags) {
+                              typename Status<T>::Word* status, unsigned epoch) {
     extern __shared__ __align__(16) unsigned char smem[];
     T* buf = reinterpret_cast<T*>(smem);                        // ITEMS * blockDim elements, padded
     __shared__ T warp_tot[32];
@@ -173,43 +199,9 @@ __device__ void scan_lookback(const T* __restrict__ in, T* __restrict__ out, lon
         T w = lane < (P >> 5) ? warp_tot[lane] : T(0);
         for (int o = 1; o < 32; o <<= 1) { T y = __shfl_up_sync(0xffffffffu, w, o); if (lane >= o) w += y; }
         if (lane < (P >> 5)) warp_tot[lane] = w;                // inclusive over warps
-    }
-    __syncthreads();
-    const T block_total = warp_tot[(P >> 5) - 1];
-    __shared__ int nearest;
-    if (tid == 0) {
-        if (tile == 0) incl[0] = block_total; else agg[tile] = block_total;
-        __threadfence();
-        flags[tile] = tile == 0 ? 2 : 1;
-    }
-    // Look back with the whole block: thread k watches predecessor j - k, so one round trip to L2
-    // covers blockDim predecessors; stop at the nearest one that has published its inclusive prefix.
-    T excl = 0;
-    for (long long j = tile - 1; j >= 0; j -= P) {
-        long long idx = j - tid;
-        int f;
-        do { f = idx >= 0 ? flags[idx] : 2; } while (__syncthreads_or(f == 0));
-        __threadfence();
-        T val = idx >= 0 ? (f == 2 ? ((volatile T*)incl)[idx] : ((volatile T*)agg)[idx]) : T(0);
-        if (tid == 0) nearest = P;
-        __syncthreads();
-        if (f == 2) atomicMin(&nearest, tid);
-        __syncthreads();
-        int stop = nearest;
-        T part = block_sum(tid <= stop ? val : T(0));
-        if (tid == 0) carry = part;
-        __syncthreads();
-        excl += carry;
-        __syncthreads();
-        if (stop < P) break;
-    }
-    if (tid == 0) {
-        if (tile > 0) {
-            incl[tile] = excl + block_total;
-            __threadfence();
-            flags[tile] = 2;
-        }
-        carry = excl;
+        T excl = lookback_exclusive<T>(status, tile, __shfl_sync(0xffffffffu, w, (P >> 5) - 1), epoch);
+        if (lane == 0) carry = excl;
+        __syncwarp();     // the look-back diverged: bar.sync is aligned, so the warp must arrive whole
     }
     __syncthreads();
     T offset = carry + (warp > 0 ? warp_tot[warp - 1] : T(0)) + (x - run);
@@ -223,6 +215,10 @@ __device__ void scan_lookback(const T* __restrict__ in, T* __restrict__ out, lon
     }
 }
 
+#define LOOKBACK(T, S, I)                                                                             \
+    extern "C" __global__ void scan_lookback_##S##_i##I(const T* in, T* out, long long n, unsigned* c,  \
+        Status<T>::Word* status, unsigned epoch) { scan_lookback<T, I>(in, out, n, c, status, epoch); }
+
 #define SCANS(T, S)                                                                                    \
     extern "C" __global__ void scan_shared_##S(const T* in, T* out, int n, int reps, int which) {     \
         scan_shared<T>(in, out, n, reps, which); }                                                     \
@@ -235,12 +231,7 @@ __device__ void scan_lookback(const T* __restrict__ in, T* __restrict__ out, lon
         spread_step<T>(at, an, half); }                                                                \
     extern "C" __global__ void reduce_partials_##S(const T* in, T* partial, long long n) {            \
         reduce_partials<T>(in, partial, n); }                                                          \
-    extern "C" __global__ void scan_lookback_##S##_i4(const T* in, T* out, long long n, unsigned* c,  \
-        T* agg, T* incl, int* flags) { scan_lookback<T, 4>(in, out, n, c, agg, incl, flags); }         \
-    extern "C" __global__ void scan_lookback_##S##_i8(const T* in, T* out, long long n, unsigned* c,  \
-        T* agg, T* incl, int* flags) { scan_lookback<T, 8>(in, out, n, c, agg, incl, flags); }         \
-    extern "C" __global__ void scan_lookback_##S##_i16(const T* in, T* out, long long n, unsigned* c, \
-        T* agg, T* incl, int* flags) { scan_lookback<T, 16>(in, out, n, c, agg, incl, flags); }
+    LOOKBACK(T, S, 4) LOOKBACK(T, S, 8) LOOKBACK(T, S, 16) LOOKBACK(T, S, 32)
 
 SCANS(float, f32)
 SCANS(double, f64)

@@ -6,7 +6,7 @@ import numpy as np
 
 from costmodel.errors import ParameterError
 
-from .base import Inputs, Kernel, cupy, dtype_of, function, launch
+from .base import Inputs, Kernel, cupy, dtype_of, function, launch, lookback_arrays, next_epoch
 
 SOURCE = "scan.cu"
 WHICH = {"sum": 0, "prefix_sums_simple": 1, "prefix_sums_optimal": 2}
@@ -146,8 +146,8 @@ class LookbackScan(_ScanBase):
     name = "prefix_sums_lookback"
     algorithm = "prefix_sums_lookback"
     beyond_seeds = True
-    tunables = {"threads": (128, 256, 512, 1024), "items": (4, 8, 16)}
-    defaults = {"threads": 512, "items": 8}
+    tunables = {"threads": (128, 256, 512, 1024), "items": (4, 8, 16, 32)}
+    defaults = {"threads": 256, "items": 16}
 
     def check_params(self, params):
         out = super().check_params(params)
@@ -159,9 +159,7 @@ class LookbackScan(_ScanBase):
     def make_inputs(self, size, dtype="float32", seed=0, **case):
         inputs = super().make_inputs(size, dtype, seed, **case)
         cp = cupy()
-        tiles = -(-size // (32 * 4)) + 1          # enough for the smallest tile
-        inputs.arrays.update(state=cp.zeros(tiles + 1, dtype=np.int32), agg=cp.empty(tiles, dtype_of(dtype)),
-                             incl=cp.empty(tiles, dtype_of(dtype)))
+        inputs.arrays.update(lookback_arrays(-(-size // (128 * 4)), dtype))   # enough for the smallest tile
         return inputs
 
     def reference(self, inputs):
@@ -170,12 +168,11 @@ class LookbackScan(_ScanBase):
     def _run(self, inputs, threads, items):
         arr, n = inputs.arrays, inputs.size
         tiles = -(-n // (threads * items))
-        arr["state"].fill(0)                        # tile counter (word 0) and flags
-        counter, flags = arr["state"][:1], arr["state"][1:]
+        epoch = next_epoch(inputs)
         item = np.dtype(inputs.dtype).itemsize
         shared = (threads * items + threads * items // 32 + 1) * item
         launch(function(SOURCE, f"scan_lookback_{_sfx(inputs.dtype)}_i{items}"), (tiles,), (threads,),
-               (arr["a"], arr["out"], np.int64(n), counter, arr["agg"], arr["incl"], flags), shared_mem=shared)
+               (arr["a"], arr["out"], np.int64(n), arr["counter"], arr["status"], epoch), shared_mem=shared)
         return arr["out"]
 
     def bytes_moved(self, inputs):

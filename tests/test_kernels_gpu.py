@@ -174,7 +174,8 @@ def test_lookback_prefix_sums(dtype):
     for size in (1, 1000, 4097, (1 << 20) + 17, 1 << 24):
         for seed in (1, 2):
             inputs = k.make_inputs(size, dtype, seed)
-            for params in ({}, {"threads": 128, "items": 4}, {"threads": 1024, "items": 8}, {"threads": 256, "items": 16}):
+            for params in ({}, {"threads": 128, "items": 4}, {"threads": 1024, "items": 8}, {"threads": 256, "items": 16},
+                           {"threads": 256, "items": 32}, {}):
                 assert scan_error(k, inputs, **params) < scan_tol(dtype, size), (size, seed, params)
 
 
@@ -193,6 +194,8 @@ def test_sat_kernels(name, dtype):
         inputs = k.make_inputs(nbar * nbar, dtype, nbar)
         tol = 8 * np.finfo(dtype).eps * nbar
         grids = [{}, {"rows": 32}]
+        if name == "sat_1r1w_lookback":     # every strip shape, each launch reusing the status words
+            grids = [{"warps": w, "rows": r} for w in (4, 8, 16) for r in (2, 4, 8) if w * r <= 64] * 2
         if name == "sat_1pr1w":
             grids += [{"r": r} for r in (0.0, 0.05, 0.25, 0.5, 0.6, 0.8)]
         for params in grids:

@@ -25,7 +25,7 @@ from .. import bounds
 from ..algorithm import Algorithm, Rounds, register
 from ..symbols import symbols
 
-n, nbar, w, L, r, depth = symbols("n", "nbar", "w", "L", "r", "depth")
+n, nbar, w, L, r, depth, R = symbols("n", "nbar", "w", "L", "r", "depth", "R")
 BOUND = bounds.permutation_bound(source="000 ch. 6: every element read and written once")
 DOMAIN = (w <= nbar, sympy.Eq(n, nbar ** 2))
 
@@ -71,9 +71,12 @@ _sat("sat_1pr1w", Rounds(global_coalesced_read=1 + r, global_coalesced_write=1,
      "(1+r)R1W: 2R1W on the two corner triangles of r·n/2 elements each, 1R1W between; 0 <= r < 1",
      "000 §6.5, Theorem 6.5.1, Table 6.1", {}, more=("r", "depth"), domain=(r >= 0, r < 1))
 
-_sat("sat_1r1w_lookback", Rounds(global_coalesced_read=1, global_coalesced_write=1, shared_conflict_free_read=2,
-                                 shared_conflict_free_write=2, barriers=0),
-     2 * n + 2 * (2 * w + 1) * n / w ** 2, 0, 0,
-     "beyond the seeds: 1R1W in one launch, each tile waiting for its upper and left neighbours' results",
-     "memtune (decoupled look-back in two dimensions); cost as 000 Thm 6.4.2 without barriers",
-     {"access_optimal": True}, chain=2 * nbar / w - 1)
+# Strips of R rows; each (strip, column) publishes an aggregate and an inclusive status word and reads
+# at least one on look-back (3n/R accesses); a strip walks n̄/(4w) chunks of 4w columns, each with one
+# dependent global round trip (the look-back), and no barrier.
+_sat("sat_1r1w_lookback", Rounds(global_coalesced_read=1 + 1 / R, global_coalesced_write=1 + 2 / R, barriers=0),
+     2 * n + 3 * n / R, 0, 0,
+     "beyond the seeds: 1R1W in one launch; a block scans a strip of R rows left to right and meets the "
+     "strips above through decoupled look-back on per-column status words",
+     "memtune (decoupled look-back over strips); cost as 000 §6.1 with no barrier",
+     {}, chain=nbar / (4 * w), more=("R",), domain=(R >= 1, R <= nbar))

@@ -1,0 +1,55 @@
+// Status words of decoupled look-back, shared by the single-pass scan and the single-pass SAT.
+//
+// A block's published value and its state travel together, so no fence has to order a flag after
+// its data. The state is epoch << 2 | kind, kind AGGREGATE (the block's own total) or INCLUSIVE (the
+// prefix up to and including the block). A word left by an earlier launch carries another epoch and
+// reads as not ready, so the status array is never cleared between launches: the host passes a new
+// epoch each time. Every access is a volatile (relaxed, single-copy atomic) 64-bit access: weaker
+// cache-hinted accesses (ld.cv/st.cg) can be observed torn, a new state beside an old value.
+#pragma once
+
+enum { AGGREGATE = 1, INCLUSIVE = 2 };
+
+__device__ __forceinline__ unsigned status_code(unsigned epoch, int kind) { return (epoch << 2) | kind; }
+
+template <typename T> struct Status;
+
+// float: state in the high half, value bits in the low half of one 64-bit word.
+template <> struct Status<float> {
+    using Word = unsigned long long;
+    __device__ static void put(Word* p, float v, unsigned code) {
+        *(volatile Word*)p = ((Word)code << 32) | __float_as_uint(v);
+    }
+    __device__ static unsigned get(const Word* p, float& v) {
+        Word word = *(const volatile Word*)p;
+        v = __uint_as_float((unsigned)word);
+        return (unsigned)(word >> 32);
+    }
+};
+
+// double: two 64-bit words, each the state beside one half of the value; a read counts only when
+// both halves carry the same state (each state is written once per launch, so they belong together).
+template <> struct Status<double> {
+    using Word = ulonglong2;
+    __device__ static void put(Word* p, double v, unsigned code) {
+        unsigned long long bits = (unsigned long long)__double_as_longlong(v);
+        volatile unsigned long long* q = reinterpret_cast<volatile unsigned long long*>(p);
+        q[0] = ((unsigned long long)code << 32) | (bits >> 32);
+        q[1] = ((unsigned long long)code << 32) | (bits & 0xffffffffull);
+    }
+    __device__ static unsigned get(const Word* p, double& v) {
+        const volatile unsigned long long* q = reinterpret_cast<const volatile unsigned long long*>(p);
+        unsigned long long hi, lo;
+        do { hi = q[0]; lo = q[1]; } while ((hi >> 32) != (lo >> 32));
+        v = __longlong_as_double((long long)((hi << 32) | (lo & 0xffffffffull)));
+        return (unsigned)(hi >> 32);
+    }
+};
+
+// Spin until the word belongs to this launch; returns its kind and sets v.
+template <typename T>
+__device__ __forceinline__ int wait_status(const typename Status<T>::Word* p, unsigned epoch, T& v) {
+    unsigned code;
+    do { code = Status<T>::get(p, v); } while ((code >> 2) != epoch);
+    return (int)(code & 3u);
+}
