@@ -91,8 +91,8 @@ def main() -> None:
     figs = pd.DataFrame(fig)
     figs.to_csv(out / "conv_matmul_figs.csv", index=False)
     for label, by, threads in (("Fig 3", "x_p", lambda r: r["x_p"]), ("Fig 4", "case_v", lambda r: r["x_p"]),
-                               ("Fig 5", "x_r", lambda r: mm.threads(32, int(r["x_r"]))),
-                               ("Fig 6", "x_m", lambda r: mm.threads(int(r["x_m"]), int(r["x_m"]) // 32))):
+                               ("Fig 5", "x_r", lambda r: mm.threads_of({"m": 32, "r": int(r["x_r"])})),
+                               ("Fig 6", "x_m", lambda r: mm.threads_of({"m": int(r["x_m"]), "r": int(r["x_m"]) // 32}))):
         df = figs[figs.figure == label]
         key = by.split("_")[1]
         table = df.pivot_table(index="d_blocks", columns=by, values="median_ms")

@@ -10,12 +10,15 @@ RawModule; nothing here imports CuPy until a kernel runs.
 from __future__ import annotations
 
 import functools
+import math
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 
 import numpy as np
 
 from costmodel.errors import ParameterError
+from costmodel.space import Limits, SearchSpace
 
 from .errors import GPUUnavailableError, KernelLaunchError
 
@@ -84,6 +87,13 @@ def next_epoch(inputs: "Inputs") -> np.uint32:
     return np.uint32(inputs.host["epoch"])
 
 
+def hmm_occupancy(grid: int, threads: int, limits: Limits, sms: int = 132, per_sm: int = 2048) -> dict:
+    """The HMM's d and p for a launch of ``grid`` blocks of ``threads``: d DMMs busy, p threads resident on each."""
+    d = min(grid, sms)
+    resident_blocks = max(1, min(-(-grid // sms), per_sm // max(threads, 1)))
+    return {"d": d, "p": threads * resident_blocks}
+
+
 def dtype_of(name: str) -> np.dtype:
     if name not in DTYPES:
         raise ParameterError("dtype", f"must be one of {', '.join(DTYPES)}, got {name!r}")
@@ -112,9 +122,23 @@ class Kernel:
     tunables: dict[str, tuple] = {}
     defaults: dict[str, object] = {}
     peer: bool = False
+    # the search space (costmodel.space): restrictions over the tunables, threads and shared memory
+    # per block as expressions, and which tunables a tuner searches (None: all of them)
+    restrictions: tuple[str, ...] = ()
+    threads: str | None = None
+    shared: str | None = None
+    searched: tuple[str, ...] | None = None
+    algorithm: str | None = None      # the costmodel entry this kernel implements (default: its name)
+    default_case: dict = {}           # problem values make_inputs takes besides size (perm, v, ...)
+
+    @property
+    def space(self) -> SearchSpace:
+        names = self.searched if self.searched is not None else tuple(self.tunables)
+        return SearchSpace({k: tuple(self.tunables[k]) for k in names}, self.restrictions, self.threads,
+                           self.shared, case={k: v for k, v in self.defaults.items() if k not in names})
 
     def check_params(self, params: dict) -> dict:
-        """Fill defaults and validate every tunable against its allowed values."""
+        """Fill defaults and validate every tunable against its allowed values and the restrictions."""
         unknown = sorted(set(params) - set(self.tunables))
         if unknown:
             raise ParameterError(unknown[0], f"{self.name} has no tunable {unknown[0]!r}; "
@@ -123,7 +147,30 @@ class Kernel:
         for key, allowed in self.tunables.items():
             if out.get(key) not in allowed:
                 raise ParameterError(key, f"{self.name}: must be one of {list(allowed)}, got {out.get(key)!r}")
+        full = SearchSpace({k: tuple(v) for k, v in self.tunables.items()}, self.restrictions)
+        reason = full.violation(out)
+        if reason:
+            named = [k for k in self.tunables if re.search(rf"\b{k}\b", reason)]
+            raise ParameterError(named[-1] if named else "params", f"{self.name}: {reason} for {out}")
         return out
+
+    # -- the model binding: what the cost model needs to predict one configuration -------------
+    def model_values(self, size: int, params: dict, case: dict, limits: Limits) -> dict:
+        """Values of the algorithm's parameters (besides w, l, L) for this size and configuration."""
+        return {"n": size, "nbar": math.isqrt(size)}
+
+    def cost_entry(self):
+        """The costmodel registry entry whose time predicts this kernel."""
+        from costmodel import algorithm as registry
+        return registry.get(self.algorithm or self.name)
+
+    def compulsory_bytes(self, size: int, itemsize: int) -> int:
+        """Bytes any implementation must move: the lower bound's traffic (read the input, write the output)."""
+        return 2 * size * itemsize
+
+    def launches(self, size: int, params: dict, case: dict) -> int:
+        """Kernel launches of one run (each costs a launch overhead the model's time does not count)."""
+        return 1
 
     def run(self, inputs: Inputs, **params):
         return self._run(inputs, **self.check_params(params))

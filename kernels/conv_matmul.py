@@ -1,11 +1,13 @@
 """CONV-HMM image convolution and MUL-HMM tiled matrix multiplication (002 §§III, V)."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from costmodel.errors import ParameterError
 
-from .base import Inputs, Kernel, cupy, dtype_of, function, launch
+from .base import Inputs, Kernel, cupy, dtype_of, function, hmm_occupancy, launch
 
 SOURCE = "conv_matmul.cu"
 GRID = (0, 1, 2, 4, 8, 16, 32, 64, 128, 132, 256, 264, 512, 528, 1024, 2048)   # 0: one block per tile
@@ -27,6 +29,14 @@ class Convolution(Kernel):
     family = "conv_matmul"
     tunables = {"p": (32, 64, 128, 256, 512, 1024), "d": GRID, "tile": (32, 64)}
     defaults = {"p": 256, "d": 0, "tile": 32}
+    threads = "p"
+    shared = "((tile + 2 * v) ** 2 + (2 * v + 1) ** 2) * itemsize"
+    default_case = {"v": 3}
+
+    def model_values(self, size, params, case, limits):
+        nbar = math.isqrt(size)
+        grid = params["d"] or (-(-nbar // params["tile"])) ** 2
+        return {"nbar": nbar, "v": case.get("v", 3), **hmm_occupancy(grid, params["p"], limits)}
 
     def make_inputs(self, size, dtype="float32", seed=0, v=3) -> Inputs:
         cp = cupy()
@@ -67,16 +77,19 @@ class MatMul(Kernel):
     family = "conv_matmul"
     tunables = {"m": (32, 64, 128), "r": (1, 2, 4, 8), "d": GRID}
     defaults = {"m": 128, "r": 8, "d": 0}
+    restrictions = (f"(m, r) in {sorted(MATMUL_TILES)}",)   # the compiled tiles: p = (m/r)^2 threads
+    threads = "(m // r) ** 2"
 
-    def check_params(self, params):
-        out = super().check_params(params)
-        if (out["m"], out["r"]) not in MATMUL_TILES:
-            raise ParameterError("r", f"matmul_hmm: (m, r) must be one of {sorted(MATMUL_TILES)}, "
-                                      f"got ({out['m']}, {out['r']}); p = (m/r)^2 threads must be 16..1024")
-        return out
+    def model_values(self, size, params, case, limits):
+        nbar = math.isqrt(size)
+        grid = params["d"] or (-(-nbar // params["m"])) ** 2
+        return {"nbar": nbar, "m": params["m"], **hmm_occupancy(grid, self.threads_of(params), limits)}
 
-    def threads(self, m, r) -> int:
-        return (m // r) ** 2
+    def compulsory_bytes(self, size, itemsize):
+        return 3 * size * itemsize
+
+    def threads_of(self, params) -> int:
+        return (params["m"] // params["r"]) ** 2
 
     def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
         cp = cupy()
@@ -91,7 +104,7 @@ class MatMul(Kernel):
         nbar = inputs.case["nbar"]
         fn = function(SOURCE, f"matmul_{'f32' if inputs.dtype == 'float32' else 'f64'}_m{m}_r{r}")
         arr = inputs.arrays
-        launch(fn, (d or (-(-nbar // m)) ** 2,), (self.threads(m, r),), (arr["a"], arr["b"], arr["out"], np.int32(nbar)))
+        launch(fn, (d or (-(-nbar // m)) ** 2,), (self.threads_of({"m": m, "r": r}),), (arr["a"], arr["b"], arr["out"], np.int32(nbar)))
         return arr["out"]
 
     def reference(self, inputs):

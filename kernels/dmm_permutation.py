@@ -30,6 +30,20 @@ class DMMPermutation(Kernel):
     # schedules are built for w = 16 lanes (float64 only; for float32 the two models coincide)
     tunables = {"reps": (1, 2, 100, 1000, 10000, 20000), "bank_model": ("paper", "hopper")}
     defaults = {"reps": 1, "bank_model": "paper"}
+    searched = ("bank_model",)
+    default_case = {"perm": "random"}
+
+    def cost_entry(self):
+        from costmodel import algorithm as registry
+        return registry.get(self.base)
+
+    def model_values(self, size, params, case, limits):
+        values = {"n": size}
+        if "designated" in self.base:
+            p = perms.named(case.get("perm", "random"), size, 0)
+            address = p if self.base.startswith("dmm_permutation_d") else perms.inverse(p)
+            values["c"] = schedules.mean_congestion(address, limits.w)
+        return values
 
     def __init__(self, name: str, variant: str = "array"):
         self.name = name if variant == "array" else f"{name}_in_place"

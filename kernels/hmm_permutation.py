@@ -10,6 +10,8 @@ arrays in the narrowest unsigned type that holds 0..n̄−1.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from costmodel import permutations as perms
@@ -43,6 +45,11 @@ class Designated(Kernel):
     family = "hmm_permutation"
     tunables = {"threads": (128, 256, 512, 1024), "ept": (1, 2, 4, 8), "d": GRID}
     defaults = {"threads": 256, "ept": 4, "d": 0}
+    threads = "threads"
+    default_case = {"perm": "random"}
+
+    def model_values(self, size, params, case, limits):
+        return {"n": size, "Dw": _distribution(case.get("perm", "random"), size, self.scatter)}
 
     def __init__(self, name: str, scatter: bool):
         self.name, self.scatter = name, scatter
@@ -72,6 +79,13 @@ class Designated(Kernel):
         return inputs.size * (2 * np.dtype(inputs.dtype).itemsize + 4)
 
 
+@functools.lru_cache(maxsize=64)
+def _distribution(perm: str, size: int, scatter: bool) -> int:
+    """D_w of the permutation a designated kernel writes by (scatter) or reads by (gather)."""
+    p = perms.named(perm, size, 0)
+    return perms.distribution(p if scatter else perms.inverse(p), 32)
+
+
 def transpose(inputs_dtype: str, src, dst, nbar: int, rows: int, d: int, tile: int = 32) -> None:
     tile = tile if nbar % tile == 0 else 32        # a 64-wide tile needs n̄ to be a multiple of 64
     fn = function(SOURCE, f"transpose_{_suffix(inputs_dtype)}_t{tile}")
@@ -92,6 +106,8 @@ class Transpose(Kernel):
     family = "hmm_permutation"
     tunables = {"rows": (4, 8, 16, 32), "d": GRID, "tile": (32, 64)}
     defaults = {"rows": 8, "d": 0, "tile": 32}
+    threads = "32 * rows"
+    shared = "tile * (tile + 1) * itemsize"
 
     def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
         cp = cupy()
@@ -115,6 +131,11 @@ class RowWise(Kernel):
     family = "hmm_permutation"
     tunables = {"threads": (128, 256, 512, 1024), "mode": MODES, "d": GRID, "rows": (8,)}
     defaults = {"threads": 512, "mode": "designated", "d": 0, "rows": 8}
+    searched = ("threads", "mode", "d")
+    threads = "threads"
+
+    def launches(self, size, params, case):
+        return 3 if self.columns else 1
 
     def __init__(self, name: str, columns: bool):
         self.name, self.columns = name, columns
@@ -164,6 +185,11 @@ class Scheduled(Kernel):
     tunables = {"threads": (128, 256, 512, 1024), "mode": MODES, "d": GRID,
                 "rows": (4, 8, 16, 32), "tile": (32, 64)}
     defaults = {"threads": 512, "mode": "designated", "d": 0, "rows": 8, "tile": 32}
+    threads = "max(threads, 32 * rows)"
+    default_case = {"perm": "random"}
+
+    def launches(self, size, params, case):
+        return 5
 
     def make_inputs(self, size, dtype="float32", seed=0, perm="random", schedule=None, row_schedules=True) -> Inputs:
         cp = cupy()

@@ -46,10 +46,14 @@ template <> struct Status<double> {
     }
 };
 
-// Spin until the word belongs to this launch; returns its kind and sets v.
+// Spin until the word belongs to this launch; returns its kind and sets v. A waiting thread backs
+// off between reads, so spinning warps do not crowd the L2 that the publishing blocks write to.
 template <typename T>
 __device__ __forceinline__ int wait_status(const typename Status<T>::Word* p, unsigned epoch, T& v) {
-    unsigned code;
-    do { code = Status<T>::get(p, v); } while ((code >> 2) != epoch);
+    unsigned code = Status<T>::get(p, v);
+    for (unsigned pause = 32; (code >> 2) != epoch; pause = min(pause * 2, 1024u)) {
+        __nanosleep(pause);
+        code = Status<T>::get(p, v);
+    }
     return (int)(code & 3u);
 }

@@ -117,6 +117,26 @@ class ReductionPeer(Kernel):
         return np.array([a.sum()]) if self.op == "sum" else np.cumsum(a)
 
 
+class SATPeer(Kernel):
+    """CuPy's summed area table: ``cupy.cumsum(cupy.cumsum(a, 0), 1)`` on the SAT kernels' inputs."""
+
+    name, family, peer = "cupy_double_cumsum", "peer", True
+
+    def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
+        from .sat import SAT2R1W
+
+        return SAT2R1W("sat_2r1w").make_inputs(size, dtype, seed)
+
+    def _run(self, inputs):
+        cp = cupy()
+        arr = inputs.arrays
+        cp.cumsum(cp.cumsum(arr["a"], axis=0), axis=1, out=arr["out"])
+        return arr["out"]
+
+    def reference(self, inputs):
+        return np.cumsum(np.cumsum(inputs.host["a"].astype(np.float64), axis=0), axis=1)
+
+
 def _image_peers():
     from .conv_matmul import Convolution, MatMul
 
@@ -127,4 +147,4 @@ def _image_peers():
 
 KERNELS = [CupyPeer("cupy_copy", "copy"), CupyPeer("cupy_scatter", "scatter"), CupyPeer("cupy_gather", "gather"),
            CupyPeer("cupy_transpose", "transpose"), ReductionPeer("cupy_sum", "sum"),
-           ReductionPeer("cupy_cumsum", "cumsum")] + _image_peers()
+           ReductionPeer("cupy_cumsum", "cumsum"), SATPeer()] + _image_peers()

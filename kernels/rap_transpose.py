@@ -32,6 +32,14 @@ class RAPTranspose(Kernel):
     memory = "shared"
     tunables = {"reps": (1, 2, 100, 1000, 10000, 20000)}
     defaults = {"reps": 1}
+    searched = ()
+
+    def cost_entry(self):
+        from costmodel import algorithm as registry
+        return registry.get(self.algorithm, mapping=self.mapping.replace("-hw", ""))
+
+    def model_values(self, size, params, case, limits):
+        return {}
 
     def __init__(self, name: str, mapping: str):
         self.name = f"{name}[{mapping}]"

@@ -258,31 +258,49 @@ __device__ void row_prefix_chunk(T (&v)[RPW][Vec<T>::V], T (&carry)[RPW]) {
     }
 }
 
-// Warp 0: the strip's exclusive column prefix for this lane's V columns, by look-back.
+// Warp 0: the strip's exclusive column prefix for this lane's V columns, by look-back. The V words of
+// one strip above are read together and re-read (after a pause) until all belong to this launch.
 template <typename T>
 __device__ void strip_lookback(typename Status<T>::Word* status, const T* agg, T* excl, int strip, int nbar,
                                int col, unsigned epoch) {
     constexpr int V = Vec<T>::V;
+    typename Status<T>::Word* own = status + (long long)strip * nbar + col;
+    const int kind = strip == 0 ? INCLUSIVE : AGGREGATE;
+    bool done[V];
 #pragma unroll
     for (int k = 0; k < V; ++k) {
         excl[k] = 0;
-        if (col + k >= nbar) continue;
-        typename Status<T>::Word* own = status + (long long)strip * nbar + col + k;
-        if (strip == 0) { Status<T>::put(own, agg[k], status_code(epoch, INCLUSIVE)); continue; }
-        Status<T>::put(own, agg[k], status_code(epoch, AGGREGATE));
+        done[k] = col + k >= nbar || strip == 0;
+        if (col + k < nbar) Status<T>::put(own + k, agg[k], status_code(epoch, kind));
     }
+    for (int s = strip - 1; s >= 0; --s) {
+        const typename Status<T>::Word* above = status + (long long)s * nbar + col;
+        T x[V];
+        unsigned code[V];
+        for (unsigned pause = 32;; pause = min(pause * 2, 1024u)) {
+            bool ready = true;
 #pragma unroll
-    for (int k = 0; k < V; ++k) {
-        if (col + k >= nbar || strip == 0) continue;
-        T sum = 0;
-        for (int s = strip - 1; s >= 0; --s) {
-            T x;
-            int kind = wait_status<T>(status + (long long)s * nbar + col + k, epoch, x);
-            sum += x;
-            if (kind == INCLUSIVE) break;
+            for (int k = 0; k < V; ++k) {
+                code[k] = done[k] ? status_code(epoch, INCLUSIVE) : Status<T>::get(above + k, x[k]);
+                ready &= (code[k] >> 2) == epoch;
+            }
+            if (ready) break;
+            __nanosleep(pause);
         }
-        excl[k] = sum;
-        Status<T>::put(status + (long long)strip * nbar + col + k, sum + agg[k], status_code(epoch, INCLUSIVE));
+        bool all = true;
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+            if (done[k]) continue;
+            excl[k] += x[k];
+            done[k] = (code[k] & 3u) == INCLUSIVE;
+            all &= done[k];
+        }
+        if (all) break;
+    }
+    if (strip > 0) {
+#pragma unroll
+        for (int k = 0; k < V; ++k)
+            if (col + k < nbar) Status<T>::put(own + k, excl[k] + agg[k], status_code(epoch, INCLUSIVE));
     }
 }
 

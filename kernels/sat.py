@@ -27,6 +27,11 @@ class SAT(Kernel):
     family = "sat"
     tunables = {"threads": (128, 256, 512, 1024), "rows": (4, 8, 16, 32)}
     defaults = {"threads": 256, "rows": 8}
+    threads = "32 * rows"
+    searched = ("rows",)
+
+    def model_values(self, size, params, case, limits):
+        return {"n": size, "nbar": math.isqrt(size), "depth": 0}
 
     def __init__(self, name: str):
         self.name = name
@@ -77,6 +82,11 @@ class SAT(Kernel):
 
 
 class SAT2R2W(SAT):
+    searched = ("threads",)
+
+    def launches(self, size, params, case):
+        return 2
+
     def _run(self, inputs, threads, rows):
         arr, nbar = inputs.arrays, inputs.case["nbar"]
         self._columns(inputs, arr["a"], arr["out"], threads)
@@ -85,6 +95,11 @@ class SAT2R2W(SAT):
 
 
 class SAT4R4W(SAT):
+    searched = ("threads", "rows")
+
+    def launches(self, size, params, case):
+        return 4
+
     def _transpose(self, inputs, src, dst, rows):
         nbar = inputs.case["nbar"]
         if nbar % W:
@@ -103,6 +118,11 @@ class SAT4R4W(SAT):
 
 
 class SAT4R1W(SAT):
+    searched = ("threads",)
+
+    def launches(self, size, params, case):
+        return 2 * math.isqrt(size) - 1
+
     def _run(self, inputs, threads, rows):
         arr, nbar = inputs.arrays, inputs.case["nbar"]
         fn = self._fn(inputs, "diagonal_step")
@@ -113,12 +133,20 @@ class SAT4R1W(SAT):
 
 
 class SAT2R1W(SAT):
+    REGION_LAUNCHES = 5
+
+    def launches(self, size, params, case):
+        return self.REGION_LAUNCHES
+
     def _run(self, inputs, threads, rows):
         self._region(inputs, 0, 0, rows)
         return inputs.arrays["out"]
 
 
 class SAT1R1W(SAT):
+    def launches(self, size, params, case):
+        return 2 * -(-math.isqrt(size) // W) - 1
+
     def _run(self, inputs, threads, rows):
         self._waves(inputs, 0, 2 * inputs.case["tiles"] - 1, rows)
         return inputs.arrays["out"]
@@ -129,6 +157,15 @@ class SAT1pR1W(SAT):
 
     tunables = {**SAT.tunables, "r": R_VALUES}
     defaults = {**SAT.defaults, "r": 0.1}
+    searched = ("rows", "r")
+
+    def model_values(self, size, params, case, limits):
+        return {**super().model_values(size, params, case, limits), "r": params["r"]}
+
+    def launches(self, size, params, case):
+        tiles = -(-math.isqrt(size) // W)
+        ka, kb = self.diagonals(tiles, params["r"])
+        return (kb - ka) + SAT2R1W.REGION_LAUNCHES * ((ka > 0) + (kb < 2 * tiles - 1))
 
     def diagonals(self, tiles, r):
         ka = min(tiles, int(round(math.sqrt(r) * tiles)))
@@ -151,14 +188,13 @@ class SAT1R1WLookback(SAT):
 
     tunables = {"warps": (4, 8, 16), "rows": (2, 4, 8)}
     defaults = {"warps": 8, "rows": 4}
+    restrictions = ("warps * rows <= 64",)      # the compiled strip shapes (registers)
+    threads = "32 * warps"
+    searched = None
     MIN_STRIP = 8
 
-    def check_params(self, params):
-        out = super().check_params(params)
-        if out["warps"] * out["rows"] > 64:
-            raise ParameterError("rows", f"{self.name}: warps x rows must be <= 64 (registers), "
-                                         f"got {out['warps']} x {out['rows']}")
-        return out
+    def model_values(self, size, params, case, limits):
+        return {"n": size, "nbar": math.isqrt(size), "R": params["warps"] * params["rows"]}
 
     def make_inputs(self, size, dtype="float32", seed=0, **case):
         inputs = super().make_inputs(size, dtype, seed, **case)

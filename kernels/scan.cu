@@ -231,7 +231,7 @@ __device__ void scan_lookback(const T* __restrict__ in, T* __restrict__ out, lon
         spread_step<T>(at, an, half); }                                                                \
     extern "C" __global__ void reduce_partials_##S(const T* in, T* partial, long long n) {            \
         reduce_partials<T>(in, partial, n); }                                                          \
-    LOOKBACK(T, S, 4) LOOKBACK(T, S, 8) LOOKBACK(T, S, 16) LOOKBACK(T, S, 32)
+    LOOKBACK(T, S, 4) LOOKBACK(T, S, 8) LOOKBACK(T, S, 16) LOOKBACK(T, S, 32) LOOKBACK(T, S, 64)
 
 SCANS(float, f32)
 SCANS(double, f64)

@@ -6,7 +6,7 @@ import numpy as np
 
 from costmodel.errors import ParameterError
 
-from .base import Inputs, Kernel, cupy, dtype_of, function, launch, lookback_arrays, next_epoch
+from .base import Inputs, Kernel, cupy, dtype_of, function, hmm_occupancy, launch, lookback_arrays, next_epoch
 
 SOURCE = "scan.cu"
 WHICH = {"sum": 0, "prefix_sums_simple": 1, "prefix_sums_optimal": 2}
@@ -43,6 +43,9 @@ class _ScanBase(Kernel):
     def check_size(self, size):
         pass
 
+    def compulsory_bytes(self, size, itemsize):
+        return size * itemsize * (1 if self.algorithm == "sum" else 2)
+
     def reference(self, inputs):
         a = inputs.host["a"].astype(np.float64)
         return np.array([a.sum()]) if self.algorithm == "sum" else np.cumsum(a)
@@ -58,6 +61,11 @@ class SharedScan(_ScanBase):
     memory = "shared"
     tunables = {"p": (32, 64, 128, 256, 512, 1024), "reps": (1, 100, 1000)}
     defaults = {"p": 1024, "reps": 1}
+    searched = ("p",)
+    threads = "p"
+
+    def model_values(self, size, params, case, limits):
+        return {"n": size, "p": min(params["p"], max(size // 2, 32))}
 
     def __init__(self, algorithm: str):
         self.algorithm, self.name = algorithm, f"{algorithm}[shared]"
@@ -84,6 +92,16 @@ class GlobalScan(_ScanBase):
 
     tunables = {"threads": (128, 256, 512, 1024), "d": GRID}
     defaults = {"threads": 256, "d": 0}
+    threads = "threads"
+
+    def model_values(self, size, params, case, limits):
+        grid = params["d"] or -(-size // params["threads"])
+        occ = hmm_occupancy(grid, params["threads"], limits)
+        return {"n": size, "p": occ["d"] * occ["p"]}        # the UMM's p: every resident thread
+
+    def launches(self, size, params, case):
+        steps = size.bit_length() - 1
+        return 2 * steps if self.algorithm == "prefix_sums_optimal" else steps
 
     def __init__(self, algorithm: str):
         self.algorithm, self.name = algorithm, f"{algorithm}[global]"
@@ -130,6 +148,14 @@ class SinglePassSum(_ScanBase):
     beyond_seeds = True
     tunables = {"threads": (256, 512, 1024), "d": (132, 264, 528, 1056, 2112)}
     defaults = {"threads": 512, "d": 528}
+    threads = "threads"
+
+    def model_values(self, size, params, case, limits):
+        occ = hmm_occupancy(params["d"], params["threads"], limits)
+        return {"n": size, "p": occ["d"] * occ["p"]}
+
+    def launches(self, size, params, case):
+        return 2
 
     def _run(self, inputs, threads, d):
         arr, dt = inputs.arrays, inputs.dtype
@@ -144,17 +170,18 @@ class LookbackScan(_ScanBase):
     """Beyond the seeds: inclusive prefix sums in one pass with decoupled look-back (any n)."""
 
     name = "prefix_sums_lookback"
-    algorithm = "prefix_sums_lookback"
+    algorithm = "prefix_sums_optimal"    # costed as the optimal prefix sums on the UMM (one pass, l = L)
     beyond_seeds = True
-    tunables = {"threads": (128, 256, 512, 1024), "items": (4, 8, 16, 32)}
+    tunables = {"threads": (128, 256, 512, 1024), "items": (4, 8, 16, 32, 64)}
     defaults = {"threads": 256, "items": 16}
+    restrictions = ("threads * items <= 8192",)   # registers
+    threads = "threads"
+    shared = "(threads * items + threads * items // 32 + 1) * itemsize"
 
-    def check_params(self, params):
-        out = super().check_params(params)
-        if out["threads"] * out["items"] > 8192:
-            raise ParameterError("items", f"{self.name}: threads x items must be <= 8192 (registers), "
-                                          f"got {out['threads']} x {out['items']}")
-        return out
+    def model_values(self, size, params, case, limits):
+        tiles = -(-size // (params["threads"] * params["items"]))
+        occ = hmm_occupancy(tiles, params["threads"], limits)
+        return {"n": size, "p": occ["d"] * occ["p"]}
 
     def make_inputs(self, size, dtype="float32", seed=0, **case):
         inputs = super().make_inputs(size, dtype, seed, **case)

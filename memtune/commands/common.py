@@ -22,6 +22,17 @@ def positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}") from None
 
 
+def parse_case(items: list[str]) -> dict:
+    """``["perm=random", "v=3"]`` -> ``{"perm": "random", "v": 3}`` (integers where they parse)."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise ParameterError("case", f"expected NAME=VALUE, got {item!r}")
+        out[name] = int(value) if value.lstrip("-").isdigit() else value
+    return out
+
+
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 

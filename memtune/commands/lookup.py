@@ -1,0 +1,37 @@
+"""``memtune lookup``: the best known parameters of a kernel at a size, and where they come from."""
+from __future__ import annotations
+
+from .common import add_json_flag, parse_case, positive, print_json
+
+NAME = "lookup"
+HELP = "the best recorded parameters for a kernel and size (measured, nearest size, or the model's pick)"
+
+
+def add_arguments(parser):
+    parser.add_argument("name", help="kernel name")
+    parser.add_argument("--n", type=positive, required=True, help="problem size")
+    parser.add_argument("--dtype", default="float32", choices=("float32", "float64"))
+    parser.add_argument("--device", default=None, help="device name or part of it (default: any)")
+    parser.add_argument("--case", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--table", default=None, help="lookup table CSV/Parquet (default: in the data directory)")
+    parser.add_argument("--calibration", default=None, help="calibration TOML for the model's pick")
+    add_json_flag(parser)
+
+
+def run(args) -> int:
+    import tuner
+
+    problem = tuner.problem(args.name, args.n, args.dtype, **parse_case(args.case))
+    cal = tuner.load_calibration(args.device, args.calibration)
+    answer = tuner.lookup(problem, tuner.LookupTable.read(args.table), cal, args.device)
+    if args.json:
+        print_json(answer.to_dict())
+        return 0
+    params = ", ".join(f"{k}={v}" for k, v in answer.params.items()) or "(no tunables)"
+    where = {"measured": f"measured on {answer.device}",
+             "nearest": f"measured on {answer.device} at the nearest recorded size {answer.recorded_size}, not {answer.size}",
+             "model": f"no record: the calibrated model's pick ({cal.device})"}[answer.source]
+    time = f"{answer.median_ms:.4f} ms measured" if answer.median_ms is not None else \
+        f"{answer.predicted_ms:.4f} ms predicted"
+    print(f"{answer.kernel} n={answer.size} {answer.dtype}: {params}\n  {time}; source: {answer.source} ({where})")
+    return 0

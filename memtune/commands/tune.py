@@ -1,0 +1,61 @@
+"""``memtune tune``: a model-guided Optuna study of one kernel at one size, then its best in the lookup table."""
+from __future__ import annotations
+
+from .common import add_json_flag, parse_case, positive, print_json
+
+NAME = "tune"
+HELP = "tune a kernel's parameters (block size, d, p, m, r, ...) in an Optuna study guided by the cost model"
+
+
+def add_arguments(parser):
+    parser.add_argument("name", help="kernel name (memtune algorithms --kernels lists them)")
+    parser.add_argument("--n", type=positive, required=True, help="problem size (elements; n̄² for matrices)")
+    parser.add_argument("--dtype", default="float32", choices=("float32", "float64"))
+    parser.add_argument("--case", action="append", default=[], metavar="NAME=VALUE",
+                        help="problem value besides the size, e.g. --case perm=bit-reversal or --case v=3")
+    parser.add_argument("--objective", default="auto", choices=("auto", "measure", "model", "replay"),
+                        help="auto (default): measure on a GPU, the calibrated model without one")
+    parser.add_argument("--trials", type=positive, default=30, help="configurations to run (default 30)")
+    parser.add_argument("--strategy", default="model", help="model (default), tpe or random")
+    parser.add_argument("--storage", default=None, help="SQLAlchemy URL (default: SQLite in the data directory)")
+    parser.add_argument("--study", default=None, help="study name (default: kernel, size, dtype, objective, device)")
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--grid", default=None, help="recorded grid CSV for --objective replay")
+    parser.add_argument("--table", default=None, help="lookup table to update (default: in the data directory)")
+    parser.add_argument("--calibration", default=None, help="calibration TOML (default: this device's)")
+    parser.add_argument("--repeats", type=positive, default=20, help="timed repeats per configuration")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_json_flag(parser)
+
+
+def run(args) -> int:
+    import sys
+
+    import tuner
+
+    problem = tuner.problem(args.name, args.n, args.dtype, **parse_case(args.case))
+    result = tuner.tune(problem, objective=args.objective, trials=args.trials, storage=args.storage,
+                        study=args.study, strategy=args.strategy, seed=args.seed,
+                        progress=not (args.no_progress or args.json) and sys.stderr.isatty(),
+                        grid=args.grid, table=args.table, calibration=args.calibration, repeats=args.repeats)
+    if args.json:
+        print_json(result.to_dict())
+        return 0
+    print(summary(result))
+    return 0
+
+
+def summary(result) -> str:
+    fmt = lambda v: "—" if v is None else f"{v:.4f} ms"  # noqa: E731
+    lines = [f"study {result.study}", f"  {result.problem} on {result.device}, objective {result.objective}",
+             "  trials: " + ", ".join(f"{v} {k}" for k, v in result.states.items())]
+    if result.best_params is None:
+        return "\n".join(lines + ["  no configuration ran successfully"])
+    rows = [("best parameters", ", ".join(f"{k}={v}" for k, v in result.best_params.items())),
+            ("time" if result.objective != "model" else "predicted time", fmt(result.best_ms)),
+            ("model's prediction", fmt(result.predicted_ms)),
+            (f"peer ({result.peer or 'none'})", fmt(result.peer_ms))]
+    if result.peer_ms and result.best_ms:
+        rows.append(("speed-up over the peer", f"{result.peer_ms / result.best_ms:.2f}x"))
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(lines + [f"  {k:<{width}}  {v}" for k, v in rows])

@@ -1,0 +1,334 @@
+"""The tuner without a GPU: spaces, calibration, model-guided search on replayed grids, studies in
+SQLite (two workers, resume after a killed worker), PostgreSQL, lookup tables and the CLI."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import kernels
+import tuner
+from costmodel.errors import ParameterError
+from costmodel.space import Limits, SearchSpace
+from tuner.calibration import Calibration, Observation, fit, parse
+from tuner.objectives import Grid, ReplayObjective
+from tuner.study import Study, counted
+
+ROOT = Path(__file__).resolve().parents[1]
+GRIDS = ROOT / "bench" / "grids" / "h100" / "grids.csv"
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMTUNE_DATA_DIR", str(tmp_path / "data"))
+    return tmp_path / "data"
+
+
+# -- search spaces ------------------------------------------------------------------------------
+def test_space_restrictions_and_machine_limits():
+    space = SearchSpace({"warps": (4, 8, 16), "rows": (2, 4, 8)}, ("warps * rows <= 64",), threads="32 * warps",
+                        shared="warps * rows * 32 * itemsize")
+    assert len(space.points()) == 8                                   # (16, 8) breaks the restriction
+    assert "warps * rows <= 64" in space.violation({"warps": 16, "rows": 8})
+    assert "not one of" in space.violation({"warps": 3, "rows": 2})
+    tight = Limits(max_threads=256, max_shared=4096)
+    assert [p["warps"] for p in space.points(tight)] == [4, 4, 4, 8, 8]   # 16 warps = 512 threads; 8x8 = 8 KB
+    assert "threads per block" in space.violation({"warps": 16, "rows": 2}, tight)
+    assert "shared memory" in space.violation({"warps": 8, "rows": 8}, tight)
+
+
+def test_kernel_spaces_never_hold_an_infeasible_point():
+    for name in tuner.problem.__globals__["tunable_names"]():
+        prob = tuner.problem(name, 1024 if kernels.get(name).memory == "shared" else 1 << 20)
+        for params in prob.points():
+            prob.kernel.check_params(params)                          # raises on any restriction
+    conv = tuner.problem("conv_hmm", 1 << 20, "float64", v=7)        # (64 + 14)^2 doubles > 48 KB ... still < 227 KB
+    assert all(p["tile"] in (32, 64) for p in conv.points())
+    with pytest.raises(ParameterError, match="warps"):
+        kernels.get("sat_1r1w_lookback").check_params({"warps": 16, "rows": 8})
+
+
+def test_problem_rejects_bad_input():
+    with pytest.raises(ParameterError, match="kernel"):
+        tuner.problem("nope", 16)
+    with pytest.raises(ParameterError, match="peer"):
+        tuner.problem("cupy_copy", 16)
+    with pytest.raises(ParameterError, match="dtype"):
+        tuner.problem("hmm_transpose", 16, "int8")
+    with pytest.raises(ParameterError, match="q"):
+        tuner.problem("conv_hmm", 16, q=3)
+
+
+# -- the calibrated model -----------------------------------------------------------------------
+def test_prediction_at_a_hand_computed_point():
+    cal = Calibration("test", unit_ns=0.05, L=1000.0, w_eff=32.0, launch_us=4.0, l2_bytes=0.0)
+    k = kernels.get("hmm_transpose")
+    n = 1 << 24                                                      # 2L − 2 + 4n/w units, one launch
+    expected = (2 * 1000 - 2 + 4 * n / 32) * 0.05 * 1e-6 + 4.0e-3
+    assert cal.predict_ms(k, n, "float32", {}) == pytest.approx(expected, rel=1e-12)
+    # float64: two words per element, so w is halved and the bandwidth term doubles
+    expected64 = (2 * 1000 - 2 + 4 * n / 16) * 0.05 * 1e-6 + 4.0e-3
+    assert cal.predict_ms(k, n, "float64", {}) == pytest.approx(expected64, rel=1e-12)
+    sat = kernels.get("sat_1pr1w")                                   # launches follow r
+    assert sat.launches(4096 ** 2, sat.check_params({"r": 0.0}), {}) == 2 * 128 - 1
+    assert sat.launches(4096 ** 2, sat.check_params({"r": 0.25}), {}) == (2 * 128 - 1 - 64) - 64 + 10
+
+
+def test_lower_bound_is_copy_traffic_or_launches():
+    cal = Calibration("test", copy_GBps=2000.0, launch_floor_us=5.0)
+    k = kernels.get("sat_1pr1w")
+    n = 8192 ** 2
+    assert cal.lower_bound_ms(k, n, "float32", {"r": 0.8}) == pytest.approx(max(2 * n * 4 / 2e12 * 1e3, 63 * 5e-3))
+    assert cal.lower_bound_ms(kernels.get("hmm_transpose"), n, "float32", {}) == pytest.approx(2 * n * 4 / 2e12 * 1e3)
+    assert cal.lower_bound_ms(k, n, "float32", {"r": 0.0}) == pytest.approx(511 * 5.0e-3)
+
+
+def test_fit_recovers_a_known_calibration_and_reports_held_out_error():
+    truth = Calibration("synthetic", unit_ns=0.03, L=3000.0, w_eff=24.0, launch_us=6.0, l2_bytes=0.0)
+    obs = []
+    for name, case in (("hmm_transpose", {}), ("sat_2r1w", {}), ("sat_1r1w", {}), ("sat_4r4w", {}),
+                       ("prefix_sums_lookback", {}), ("conv_hmm", {"v": 3})):
+        k = kernels.get(name)
+        for e in (16, 18, 20, 22, 24):
+            obs.append(Observation(k, 1 << e, "float32", {}, case, truth.predict_ms(k, 1 << e, "float32", {}, case)))
+    got = fit(obs, "synthetic", holdout=lambda o: o.size == 1 << 20)
+    assert got.fit["held_out"] == 6 and got.fit["measurements"] == 24
+    assert got.fit["median_relative_error_held_out"] < 0.02
+    assert got.fit["median_relative_error_fit"] < 0.02
+
+
+def test_calibration_files_round_trip_and_the_h100_is_shipped(tmp_path):
+    cal = Calibration("NVIDIA Test GPU", unit_ns=0.1, family_scale={"sat": 1.5}, fit={"measurements": 3})
+    path = cal.save(tmp_path / "c.toml")
+    back = tuner.load_calibration(path=path)
+    assert back == cal
+    h100 = tuner.load_calibration("NVIDIA H100 80GB HBM3")
+    assert h100.source == "fit" and h100.fit["measurements"] > 50
+    with pytest.raises(tuner.CalibrationError, match="unknown keys"):
+        parse('device = "x"\nbogus = 1\n', "t")
+
+
+# -- replayed studies ---------------------------------------------------------------------------
+def _tiny_grid(tmp_path):
+    rows = []
+    for r in kernels.sat.R_VALUES:
+        for rows_ in (4, 8, 16, 32):
+            ms = 1.0 + 4 * (1 - r) ** 2 + (0.3 if rows_ == 32 else 0.0)
+            rows.append({"device": "Test GPU", "kernel": "sat_1pr1w", "size": 4096 ** 2, "dtype": "float32",
+                         "case": "{}", "params": json.dumps({"r": r, "rows": rows_}, sort_keys=True),
+                         "median_ms": ms, "iqr_ms": 0.01, "status": "fail" if r == 0.6 else "ok",
+                         "reason": "launch failed: too many resources" if r == 0.6 else ""})
+    path = tmp_path / "grid.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_replay_study_records_failures_and_counts_only_runs(tmp_path):
+    prob = tuner.problem("sat_1pr1w", 4096 ** 2)
+    grid = Grid.read(_tiny_grid(tmp_path))
+    study = Study(prob, ReplayObjective(prob, grid), Calibration("Test GPU"), storage=":memory:", strategy="random",
+                  seed=3, guide=False)
+    result = study.run(40)
+    trials = study.study.get_trials()
+    assert sum(counted(t) for t in trials) == 40
+    failed = [t for t in trials if t.state.name == "FAIL"]
+    assert failed and all(t.user_attrs["fail_reason"].startswith("launch failed") for t in failed)
+    assert all(t.params["r"] == 0.6 for t in failed)
+    ran = [json.dumps(t.params, sort_keys=True) for t in trials if counted(t)]
+    assert len(ran) == len(set(ran))                                  # never the same configuration twice
+    assert result.best_ms == pytest.approx(min(t.value for t in trials if t.value is not None))
+
+
+def test_model_guided_search_beats_random_on_a_model_shaped_grid(tmp_path):
+    prob = tuner.problem("sat_1pr1w", 4096 ** 2)
+    grid = Grid.read(_tiny_grid(tmp_path))
+    cal = Calibration("Test GPU")
+    best = grid.best_ms("sat_1pr1w", 4096 ** 2, "float32")
+
+    def runs(strategy, seed):
+        s = Study(prob, ReplayObjective(prob, grid), cal, storage=":memory:", strategy=strategy, seed=seed,
+                  guide=strategy == "model")
+        s.run(60, target_ms=best * 1.05)
+        return sum(counted(t) for t in s.study.get_trials())
+
+    guided = np.median([runs("model", s) for s in range(5)])
+    random = np.median([runs("random", s) for s in range(5)])
+    assert guided <= 3 and guided < random
+
+
+def test_lower_bound_prunes_without_running(tmp_path):
+    prob = tuner.problem("sat_1pr1w", 4096 ** 2)
+    grid = Grid.read(_tiny_grid(tmp_path))
+    cal = Calibration("Test GPU", launch_floor_us=20.0)               # r = 0: 255 launches >= 5.1 ms > any time
+    study = Study(prob, ReplayObjective(prob, grid), cal, storage=":memory:", strategy="random", seed=0, guide=True)
+    study.run(60)
+    pruned = [t for t in study.study.get_trials() if t.state.name == "PRUNED"]
+    assert any("lower bound" in t.user_attrs["prune_reason"] and t.params["r"] == 0.0 for t in pruned)
+    assert not any(t.params.get("r") == 0.0 for t in study.study.get_trials() if counted(t))
+
+
+def test_recorded_h100_grids_cover_five_cases_and_guidance_wins_on_sat():
+    grid = Grid.read(GRIDS)
+    cases = grid.frame[~grid.frame.kernel.str.startswith("cupy_")][["kernel", "size"]].drop_duplicates()
+    assert len(cases) >= 5
+    assert {"sat_1pr1w", "hmm_scheduled_permutation", "hmm_transpose"} <= set(cases.kernel)
+    prob = tuner.problem("sat_1pr1w", 8192 ** 2)
+    best = grid.best_ms("sat_1pr1w", 8192 ** 2, "float32")
+    s = Study(prob, ReplayObjective(prob, grid), tuner.load_calibration(grid.device()), storage=":memory:", seed=0)
+    s.run(60, target_ms=best * 1.05)
+    assert sum(counted(t) for t in s.study.get_trials()) <= 3
+
+
+# -- storage: workers, resume, PostgreSQL, dashboard -------------------------------------------
+def _tune(url, study, trials, *extra, env=None):
+    cmd = [sys.executable, "-m", "memtune", "tune", "conv_hmm", "--n", str(1 << 20), "--case", "v=3",
+           "--objective", "model", "--trials", str(trials), "--storage", url, "--study", study, "--json", *extra]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})}, cwd=ROOT)
+
+
+def _check_exact(url, study, trials):
+    import optuna
+
+    s = optuna.load_study(study_name=study, storage=tuner.open_storage(url))
+    all_trials = s.get_trials()
+    ran = [t for t in all_trials if counted(t)]
+    keys = [json.dumps(t.params, sort_keys=True) for t in ran]
+    assert len(ran) == trials and len(set(keys)) == trials           # none lost, none duplicated
+    assert not [t for t in all_trials if t.state.name == "RUNNING"]
+    assert sorted(t.number for t in all_trials) == list(range(len(all_trials)))
+    return s
+
+
+def test_two_workers_share_one_sqlite_study(tmp_path):
+    url = f"sqlite:///{tmp_path / 'studies.db'}"
+    tuner.open_storage(url)                                           # create the schema once, before the race
+    workers = [_tune(url, "shared", 24, "--seed", str(i)) for i in range(2)]
+    for w in workers:
+        out, err = w.communicate(timeout=300)
+        assert w.returncode == 0, err
+    s = _check_exact(url, "shared", 24)
+    assert {t.user_attrs["worker"] for t in s.get_trials() if counted(t)} and s.user_attrs["kernel"] == "conv_hmm"
+
+
+def test_a_killed_worker_is_resumed_with_no_finished_trial_lost(tmp_path):
+    import optuna
+
+    url = f"sqlite:///{tmp_path / 'studies.db'}"
+    first = _tune(url, "resume", 5)
+    assert first.wait(timeout=300) == 0
+    storage = tuner.open_storage(url)
+    s = optuna.load_study(study_name="resume", storage=storage)
+    before = {t.number: t.value for t in s.get_trials() if counted(t)}
+    ghost = s.ask({k: v for k, v in tuner.problem("conv_hmm", 1 << 20, v=3).distributions().items()})
+    storage.record_heartbeat(ghost._trial_id)                        # a worker that died mid-trial
+    again = _tune(url, "resume", 10, env={"MEMTUNE_GRACE_S": "1"})
+    import time
+    time.sleep(0)                                                     # the grace period is measured by the storage
+    out, err = again.communicate(timeout=300)
+    assert again.returncode == 0, err
+    s = _check_exact(url, "resume", 10)
+    after = {t.number: t.value for t in s.get_trials() if counted(t)}
+    assert all(after[n] == v for n, v in before.items())              # the finished trials are kept as they were
+    assert s.get_trials()[ghost.number].state.name == "FAIL"
+
+
+def _postgres_url():
+    url = os.environ.get("MEMTUNE_TEST_POSTGRES")
+    if not url:
+        pytest.skip("no PostgreSQL server: .ci/run starts one and sets MEMTUNE_TEST_POSTGRES")
+    return url
+
+
+def test_two_workers_share_one_postgresql_study():
+    url = _postgres_url()
+    name = f"pg-{os.getpid()}"
+    tuner.open_storage(url)
+    workers = [_tune(url, name, 16, "--seed", str(i)) for i in range(2)]
+    for w in workers:
+        out, err = w.communicate(timeout=300)
+        assert w.returncode == 0, err
+    _check_exact(url, name, 16)
+
+
+def test_optuna_dashboard_lists_our_study_with_named_attributes(tmp_path):
+    dashboard = pytest.importorskip("optuna_dashboard")
+    import io
+
+    url = f"sqlite:///{tmp_path / 'd.db'}"
+    tuner.tune(tuner.problem("hmm_transpose", 1 << 20), objective="model", trials=3, storage=url, study="dash")
+    app = dashboard.wsgi(tuner.open_storage(url))
+    status = []
+
+    def get(path, query=""):
+        environ = {"REQUEST_METHOD": "GET", "PATH_INFO": path, "QUERY_STRING": query, "SERVER_NAME": "x",
+                   "SERVER_PORT": "80", "wsgi.input": io.BytesIO(), "wsgi.errors": io.StringIO(),
+                   "wsgi.url_scheme": "http"}
+        return b"".join(app(environ, lambda s, h, exc=None: status.append(s)))
+
+    body = get("/api/studies")
+    assert status[0].startswith("200")
+    studies = json.loads(body)["study_summaries"]
+    assert [s["study_name"] for s in studies] == ["dash"]
+    assert {"kernel", "size", "dtype", "objective", "device"} <= {a["key"] for a in studies[0]["user_attrs"]}
+    body = get(f"/api/studies/{studies[0]['study_id']}", "after=0")
+    detail = json.loads(body)
+    assert status == ["200 OK", "200 OK"] and len(detail["trials"]) == 3
+    trial_attrs = {a["key"] for t in detail["trials"] for a in t["user_attrs"]}
+    assert {"predicted_ms", "lower_bound_ms"} <= trial_attrs
+
+
+# -- lookup tables ------------------------------------------------------------------------------
+def test_lookup_table_record_merge_query_and_atomic_save(tmp_path):
+    a, b = tuner.LookupTable(), tuner.LookupTable()
+    a.record(device="GPU A", kernel="hmm_transpose", dtype="float32", size=1 << 20, case={}, params={"rows": 8},
+             median_ms=0.02)
+    assert not a.record(device="GPU A", kernel="hmm_transpose", dtype="float32", size=1 << 20, case={},
+                        params={"rows": 4}, median_ms=0.03)          # slower: not kept
+    b.record(device="GPU B", kernel="hmm_transpose", dtype="float32", size=1 << 24, case={}, params={"rows": 16},
+             median_ms=0.3)
+    b.record(device="GPU A", kernel="hmm_transpose", dtype="float32", size=1 << 20, case={}, params={"rows": 32},
+             median_ms=0.01)
+    merged = tuner.LookupTable.merge(a, b)
+    assert len(merged.frame) == 2
+    path = merged.save(tmp_path / "t.csv")
+    assert [p.name for p in tmp_path.iterdir()] == ["t.csv"]         # no temporary file left behind
+    table = tuner.LookupTable.read(path)
+    exact = table.query("hmm_transpose", 1 << 20, device="GPU A")
+    assert exact.source == "measured" and exact.params == {"rows": 32} and exact.median_ms == 0.01
+    near = table.query("hmm_transpose", 1 << 23, device="gpu b")
+    assert near.source == "nearest" and near.recorded_size == 1 << 24
+    assert table.query("hmm_transpose", 1 << 20, device="GPU C") is None
+
+
+def test_cli_tune_then_lookup(run_cli, tmp_path):
+    code, out, err = run_cli("tune", "sat_1pr1w", "--n", str(4096 ** 2), "--objective", "replay", "--grid",
+                             str(_tiny_grid(tmp_path)), "--trials", "6", "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["best_params"]["r"] == 0.8 and result["states"]["complete"] + result["states"]["fail"] == 6
+    code, out, err = run_cli("lookup", "sat_1pr1w", "--n", str(4096 ** 2), "--json")
+    answer = json.loads(out)
+    assert code == 0 and answer["source"] == "measured" and answer["device"] == "Test GPU"
+    assert answer["params"] == result["best_params"]
+    code, out, err = run_cli("lookup", "sat_1pr1w", "--n", str(2048 ** 2), "--json")
+    assert json.loads(out)["source"] == "nearest"
+    code, out, err = run_cli("lookup", "hmm_transpose", "--n", str(1 << 20))
+    assert code == 0 and "source: model" in out
+    code, out, err = run_cli("tune", "sat_1pr1w", "--n", "100", "--objective", "measure")
+    assert code == 2 and err.count("\n") == 1
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\n1,2\n")
+    code, out, err = run_cli("lookup", "sat_1pr1w", "--n", "64", "--table", str(bad))
+    assert code == 2 and "columns" in err and err.count("\n") == 1
+
+
+def test_cli_tune_model_prints_a_summary(run_cli):
+    code, out, err = run_cli("tune", "conv_hmm", "--n", str(1 << 20), "--case", "v=3", "--objective", "model",
+                             "--trials", "4")
+    assert code == 0, err
+    assert "best parameters" in out and "model's prediction" in out and "4 complete" in out

@@ -1,0 +1,230 @@
+"""The calibrated cost model: the seeds' symbolic time, in nanoseconds, for one kernel configuration.
+
+A kernel's cost entry gives its time in model units as a sympy expression over n, w, l, L, p, d,
+...; the kernel's binding (``Kernel.model_values``) supplies the problem and launch values. A
+:class:`Calibration` supplies the rest per device and turns units into time:
+
+    t = unit_ns · T(w = w_eff · 4 / itemsize, l, L, ...) + launches · launch_us          (global memory)
+    t = shared_unit_ns · T(w = 32, l = l, ...)                                            (one DMM)
+
+``w_eff`` is the effective width in 4-byte words of one global round; a float64 element is two
+words, so its width in elements halves. The UMM algorithms (sum, prefix sums) run in global memory
+with their latency l set to L. The kernel-launch overhead is a term the seeds do not have: on a
+GPU a barrier is a kernel boundary and costs microseconds, not L.
+
+The fit (:func:`fit`) is a least-squares fit of log(predicted / measured) over measured kernels,
+with some sizes held out to report the error on data the fit has not seen. Calibrations are TOML
+data files: shipped ones in ``costmodel/calibrations/``, user ones in the data directory.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from costmodel import query
+from costmodel.space import Limits
+
+from .errors import CalibrationError
+from .storage import data_dir
+
+FITTED = ("unit_ns", "shared_unit_ns", "l", "L", "w_eff", "launch_us", "l2_speedup")
+BOUNDS = {"unit_ns": (1e-4, 1e3), "shared_unit_ns": (1e-3, 1e3), "l": (1.0, 1e3), "L": (1.0, 1e6),
+          "w_eff": (1.0, 1024.0), "launch_us": (1e-3, 100.0), "l2_speedup": (1.0, 50.0)}
+
+
+@dataclass(frozen=True)
+class Calibration:
+    device: str
+    unit_ns: float = 0.04          # one round of w_eff words at ~3 TB/s
+    shared_unit_ns: float = 0.6    # one shared-memory round: about a cycle
+    l: float = 30.0
+    L: float = 8000.0
+    w_eff: float = 32.0
+    launch_us: float = 3.0
+    copy_GBps: float = 3000.0      # measured copy bandwidth: the lower bound's bandwidth
+    launch_floor_us: float = 1.5   # the shortest kernel launch seen: the lower bound's launch cost
+    # refinements beyond the seeds' model (each optional: the defaults switch them off):
+    l2_bytes: float = 50e6         # a problem whose compulsory traffic fits the L2 ...
+    l2_speedup: float = 1.0        # ... runs its memory rounds this much faster (intermediate passes hit the L2)
+    family_scale: dict = field(default_factory=dict)   # per kernel family: the median measured/predicted of the fit
+    source: str = "default"
+    fit: dict = field(default_factory=dict)
+
+    # -- predictions ------------------------------------------------------------------------------
+    def values(self, kernel, size: int, dtype: str, params: dict, case: dict) -> dict:
+        itemsize = np.dtype(dtype).itemsize
+        limits = Limits(itemsize=itemsize)
+        entry = kernel.cost_entry()
+        values = dict(kernel.model_values(size, kernel.check_params(params), case, limits))
+        if kernel.memory == "shared":
+            values.update(w=limits.w, l=self.l)
+        else:
+            values.update(w=self.w_eff * 4 / itemsize, L=self.L, l=self.L if "UMM" in entry.model else self.l)
+        return {k: values[k] for k in entry.parameters if k in values}
+
+    def units(self, kernel, size, dtype, params, case) -> float:
+        entry = kernel.cost_entry()
+        got = query.evaluate(entry, "time", self.values(kernel, size, dtype, params, case))
+        if got is None:
+            missing = [p for p in entry.parameters if p not in self.values(kernel, size, dtype, params, case)]
+            raise CalibrationError(f"{kernel.name}: the model needs {', '.join(missing) or 'valid values'}")
+        return float(got)
+
+    def predict_ms(self, kernel, size: int, dtype: str, params: dict, case: dict | None = None) -> float:
+        case = case or {}
+        units = self.units(kernel, size, dtype, params, case)
+        scale = self.family_scale.get(kernel.family, 1.0)
+        if kernel.memory == "shared":
+            return scale * units * self.shared_unit_ns * 1e-6
+        if kernel.compulsory_bytes(size, np.dtype(dtype).itemsize) <= self.l2_bytes:
+            units /= self.l2_speedup
+        launches = kernel.launches(size, kernel.check_params(params), case)
+        return scale * (units * self.unit_ns * 1e-6 + launches * self.launch_us * 1e-3)
+
+    def lower_bound_ms(self, kernel, size: int, dtype: str, params: dict, case: dict | None = None) -> float:
+        """A time no configuration can beat: the compulsory bytes at copy bandwidth, and the launches."""
+        if kernel.memory == "shared":
+            return 0.0
+        params = kernel.check_params(params)
+        traffic = kernel.compulsory_bytes(size, np.dtype(dtype).itemsize) / (self.copy_GBps * 1e9) * 1e3
+        return max(traffic, kernel.launches(size, params, case or {}) * self.launch_floor_us * 1e-3)
+
+    # -- files ------------------------------------------------------------------------------------
+    def to_toml(self) -> str:
+        lines = [f"# memtune calibration of {self.device}; written by `memtune calibrate`", ""]
+        for key, value in asdict(self).items():
+            if key != "fit":
+                lines.append(f"{key} = {_toml(value)}")
+        lines += ["", "[fit]"] + [f"{k} = {_toml(v)}" for k, v in self.fit.items()]
+        return "\n".join(lines) + "\n"
+
+    def save(self, path: Path | None = None) -> Path:
+        path = Path(path) if path else data_dir() / "calibrations" / f"{slug(self.device)}.toml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(self.to_toml(), encoding="utf-8")
+        tmp.replace(path)
+        return path
+
+
+def _toml(value) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f'"{k}" = {_toml(v)}' for k, v in value.items()) + " }"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return repr(float(value)) if isinstance(value, float) else str(value)
+
+
+def slug(device: str) -> str:
+    """A file name for a device: 'NVIDIA H100 80GB HBM3' -> 'nvidia-h100-80gb-hbm3'."""
+    return re.sub(r"[^a-z0-9]+", "-", device.lower()).strip("-") or "device"
+
+
+def parse(text: str, origin: str) -> Calibration:
+    import sys
+    toml = __import__("tomllib" if sys.version_info >= (3, 11) else "tomli")
+    try:
+        data = toml.loads(text)
+    except Exception as exc:
+        raise CalibrationError(f"calibration {origin}: not valid TOML ({exc})") from None
+    known = {f for f in Calibration.__dataclass_fields__}
+    unknown = sorted(set(data) - known)
+    if unknown or "device" not in data:
+        raise CalibrationError(f"calibration {origin}: unknown keys {unknown}" if unknown
+                               else f"calibration {origin}: no device name")
+    return Calibration(**data)
+
+
+def shipped() -> dict[str, Calibration]:
+    folder = resources.files("costmodel").joinpath("calibrations")
+    return {p.name[:-5]: parse(p.read_text(encoding="utf-8"), p.name)
+            for p in folder.iterdir() if p.name.endswith(".toml")}
+
+
+def load(device: str | None = None, path: str | Path | None = None) -> Calibration:
+    """The calibration of ``device``: a file given, the user's, a shipped one, or the defaults."""
+    if path:
+        p = Path(path)
+        if not p.is_file():
+            raise CalibrationError(f"calibration: no file {str(p)!r}")
+        return parse(p.read_text(encoding="utf-8"), str(p))
+    if device is None:
+        return Calibration(device="uncalibrated")
+    key = slug(device)
+    user = data_dir() / "calibrations" / f"{key}.toml"
+    if user.is_file():
+        return parse(user.read_text(encoding="utf-8"), str(user))
+    ships = shipped()
+    return ships.get(key) or next((c for k, c in ships.items() if k in key or key in k),
+                                  Calibration(device=device))
+
+
+# -- the fit ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Observation:
+    kernel: object
+    size: int
+    dtype: str
+    params: dict
+    case: dict
+    measured_ms: float
+
+
+def _with(base: Calibration, theta) -> Calibration:
+    return replace(base, **{k: float(v) for k, v in zip(FITTED, theta)})
+
+
+def relative_errors(cal: Calibration, observations: list[Observation]) -> np.ndarray:
+    return np.array([abs(cal.predict_ms(o.kernel, o.size, o.dtype, o.params, o.case) - o.measured_ms) / o.measured_ms
+                     for o in observations])
+
+
+def _family_scales(cal: Calibration, train: list[Observation]) -> dict:
+    """The refinement per kernel family: the median of measured / predicted over the family's fitted data."""
+    ratios: dict[str, list[float]] = {}
+    for o in train:
+        ratios.setdefault(o.kernel.family, []).append(o.measured_ms / cal.predict_ms(o.kernel, o.size, o.dtype,
+                                                                                     o.params, o.case))
+    return {f: float(np.median(r)) for f, r in sorted(ratios.items())}
+
+
+def fit(observations: list[Observation], device: str, holdout=lambda o: False, copy_GBps: float | None = None,
+        launch_floor_us: float | None = None) -> Calibration:
+    """Least squares on log(predicted/measured); ``holdout(o)`` marks observations kept out of the fit."""
+    from scipy.optimize import least_squares
+
+    train = [o for o in observations if not holdout(o)]
+    test = [o for o in observations if holdout(o)]
+    if len(train) < len(FITTED):
+        raise CalibrationError(f"calibration: {len(train)} measurements to fit {len(FITTED)} values; measure more")
+    base = Calibration(device=device, source="fit")
+    if copy_GBps:
+        base = replace(base, copy_GBps=copy_GBps)
+    if launch_floor_us:
+        base = replace(base, launch_floor_us=launch_floor_us)
+    lo, hi = np.log([BOUNDS[k][0] for k in FITTED]), np.log([BOUNDS[k][1] for k in FITTED])
+    x0 = np.clip(np.log([getattr(base, k) for k in FITTED]), lo + 1e-9, hi - 1e-9)
+    measured = np.log([o.measured_ms for o in train])
+
+    def residuals(x):
+        cal = _with(base, np.exp(x))
+        pred = [cal.predict_ms(o.kernel, o.size, o.dtype, o.params, o.case) for o in train]
+        return np.log(np.maximum(pred, 1e-12)) - measured
+
+    best = least_squares(residuals, x0, bounds=(lo, hi), x_scale=1.0, method="trf")
+    cal = _with(base, np.exp(best.x))
+    cal = replace(cal, family_scale=_family_scales(cal, train))
+    fit_err = relative_errors(cal, train)
+    test_err = relative_errors(cal, test) if test else np.array([])
+    return replace(cal, fit={
+        "measurements": len(train), "held_out": len(test),
+        "median_relative_error_fit": float(np.median(fit_err)),
+        "median_relative_error_held_out": float(np.median(test_err)) if len(test_err) else -1.0})

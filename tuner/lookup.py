@@ -1,0 +1,146 @@
+"""Lookup tables: the best configuration per (device, kernel, dtype, size, case), kept after studies.
+
+A table is a pandas DataFrame saved as CSV (or Parquet where pyarrow is installed and the path
+ends in .parquet). Writes go to a temporary file in the same folder and are renamed over the
+old one, so a reader never sees half a table. Tables from several devices merge; for a key that
+appears twice the faster measurement wins. A query answers with the parameters, the time and
+where they come from: ``measured`` (that exact size), ``nearest`` (the nearest recorded size on
+that device, said so) or ``model`` (no record: the calibrated model's best prediction).
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from costmodel.errors import ParameterError
+
+from .errors import LookupError_
+from .storage import data_dir
+
+KEY = ["device", "kernel", "dtype", "size", "case"]
+COLUMNS = KEY + ["params", "median_ms", "predicted_ms", "peer", "peer_ms", "objective", "study", "recorded"]
+
+
+def default_path() -> Path:
+    return data_dir() / "lookup.csv"
+
+
+@dataclass(frozen=True)
+class Answer:
+    kernel: str
+    size: int
+    dtype: str
+    device: str | None
+    params: dict
+    median_ms: float | None
+    predicted_ms: float | None
+    source: str            # measured | nearest | model
+    recorded_size: int | None = None
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+class LookupTable:
+    def __init__(self, frame=None):
+        import pandas as pd
+
+        self.frame = frame if frame is not None else pd.DataFrame(columns=COLUMNS)
+
+    @classmethod
+    def read(cls, path: str | Path | None = None) -> "LookupTable":
+        import pandas as pd
+
+        path = Path(path or default_path())
+        if not path.exists():
+            return cls()
+        try:
+            frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path, keep_default_na=False)
+        except Exception as exc:
+            raise LookupError_(f"lookup table {path}: unreadable ({type(exc).__name__}: {exc})") from None
+        missing = sorted(set(COLUMNS) - set(frame.columns))
+        if missing:
+            raise LookupError_(f"lookup table {path}: columns {missing} missing; is it a memtune lookup table?")
+        frame["size"] = frame["size"].astype(int)
+        return cls(frame[COLUMNS])
+
+    def save(self, path: str | Path | None = None) -> Path:
+        path = Path(path or default_path())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        os.close(fd)
+        try:
+            if path.suffix == ".parquet":
+                self.frame.to_parquet(tmp, index=False)
+            else:
+                self.frame.to_csv(tmp, index=False)
+            os.replace(tmp, path)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        return path
+
+    def record(self, *, device, kernel, dtype, size, case, params, median_ms, predicted_ms=None, peer=None,
+               peer_ms=None, objective="measure", study="") -> bool:
+        """Keep this configuration if it is the first or the fastest for its key; True if kept."""
+        import pandas as pd
+
+        row = {"device": device, "kernel": kernel, "dtype": dtype, "size": int(size),
+               "case": json.dumps(case, sort_keys=True), "params": json.dumps(params, sort_keys=True),
+               "median_ms": float(median_ms), "predicted_ms": predicted_ms, "peer": peer or "",
+               "peer_ms": peer_ms, "objective": objective, "study": study,
+               "recorded": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+        f = self.frame
+        same = (f.device == device) & (f.kernel == kernel) & (f.dtype == dtype) & (f["size"] == int(size)) \
+            & (f["case"] == row["case"])
+        if same.any() and float(f.loc[same, "median_ms"].min()) <= row["median_ms"]:
+            return False
+        self.frame = pd.concat([f[~same], pd.DataFrame([row])], ignore_index=True)
+        return True
+
+    @classmethod
+    def merge(cls, *tables: "LookupTable") -> "LookupTable":
+        import pandas as pd
+
+        frame = pd.concat([t.frame for t in tables], ignore_index=True)
+        frame = frame.sort_values("median_ms").drop_duplicates(KEY, keep="first").sort_values(KEY)
+        return cls(frame.reset_index(drop=True))
+
+    def query(self, kernel: str, size: int, dtype: str = "float32", device: str | None = None,
+              case: dict | None = None) -> Answer | None:
+        """The recorded best for this size, else the nearest recorded size (on a log scale); None if nothing."""
+        f = self.frame
+        rows = f[(f.kernel == kernel) & (f.dtype == dtype)]
+        if case is not None:
+            rows = rows[rows["case"] == json.dumps(case, sort_keys=True)]
+        if device:
+            rows = rows[rows.device.str.lower().str.contains(device.lower(), regex=False)]
+        if rows.empty:
+            return None
+        import numpy as np
+
+        distance = np.abs(np.log(rows["size"].astype(float)) - np.log(float(size)))
+        row = rows.loc[distance.idxmin()] if (rows["size"] != size).all() else \
+            rows[rows["size"] == size].sort_values("median_ms").iloc[0]
+        exact = int(row["size"]) == size
+        predicted = row["predicted_ms"]
+        return Answer(kernel, size, dtype, row.device, json.loads(row.params), float(row.median_ms),
+                      None if predicted in ("", None) or predicted != predicted else float(predicted),
+                      "measured" if exact else "nearest", int(row["size"]))
+
+
+def lookup(problem, table: LookupTable, calibration, device: str | None = None) -> Answer:
+    """The answer of a lookup: a record if there is one, else the model's best predicted configuration."""
+    found = table.query(problem.kernel.name, problem.size, problem.dtype, device, problem.case)
+    if found:
+        return found
+    points = problem.points()
+    if not points:
+        raise ParameterError("name", f"{problem.describe()}: no feasible configuration")
+    predict = lambda p: calibration.predict_ms(problem.kernel, problem.size, problem.dtype, p, problem.case)  # noqa: E731
+    best = min(points, key=predict)
+    return Answer(problem.kernel.name, problem.size, problem.dtype, device, best, None, predict(best), "model")

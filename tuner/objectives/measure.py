@@ -1,0 +1,99 @@
+"""Measure on the GPU with the timing harness (CUDA events, cold L2, median of repeats).
+
+Every configuration's output is checked once against the numpy reference on a sample of elements
+(a wrong result is a failed trial, never a fast one), and a configuration whose first run exceeds
+the time limit is failed before it is repeated.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from kernels import KernelLaunchError
+from kernels.base import cupy
+
+from ..errors import TrialFailed, TunerError
+from .base import Objective, Outcome
+
+SAMPLE = 1 << 16
+TOLERANCE = {"float32": 1e-3, "float64": 1e-9}
+
+
+class MeasureObjective(Objective):
+    name = "measure"
+
+    def __init__(self, problem, repeats: int = 20, time_limit_ms: float = 2000.0, verify: bool = True, seed: int = 0):
+        from kernels.timing import Device
+
+        self.problem, self.repeats, self.limit, self.verify = problem, repeats, time_limit_ms, verify
+        self.device = Device.current().name
+        try:
+            self.inputs = problem.kernel.make_inputs(problem.size, problem.dtype, seed, **problem.case)
+        except KernelLaunchError as exc:
+            raise TunerError(f"measure: cannot build the inputs: {exc}") from None
+        except Exception as exc:   # out of device memory for the problem itself
+            raise TunerError(f"measure: cannot build the inputs of {problem.kernel.name} at size {problem.size}: "
+                             f"{type(exc).__name__}: {str(exc).splitlines()[0]}") from None
+        self._reference = None
+        self._peer = None
+
+    def _sample(self):
+        ref = np.asarray(self.problem.kernel.reference(self.inputs), dtype=np.float64).ravel()
+        idx = np.random.default_rng(1).choice(ref.size, size=min(SAMPLE, ref.size), replace=False)
+        return idx, ref[idx]
+
+    def _check(self, out):
+        if self._reference is None:
+            self._reference = self._sample()
+        idx, ref = self._reference
+        got = cupy().asnumpy(out.ravel()[cupy().asarray(idx)]).astype(np.float64)
+        err = np.linalg.norm(got - ref) / max(np.linalg.norm(ref), 1e-300)
+        if not np.isfinite(err) or err > TOLERANCE[self.problem.dtype]:
+            raise TrialFailed(f"wrong result: relative error {err:.3g} on {idx.size} sampled elements")
+
+    def _timed_run(self, params):
+        cp = cupy()
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        out = self.problem.kernel.run(self.inputs, **params)
+        stop.record()
+        stop.synchronize()
+        return out, cp.cuda.get_elapsed_time(start, stop)
+
+    def _first_run(self, params):
+        """One run under the time limit; a first run over it is repeated once, as it may have compiled the kernel."""
+        out, elapsed = self._timed_run(params)
+        if elapsed > self.limit:
+            out, elapsed = self._timed_run(params)
+        if elapsed > self.limit:
+            raise TrialFailed(f"time limit: a run took {elapsed:.1f} ms > {self.limit:.0f} ms")
+        return out
+
+    def __call__(self, params):
+        from kernels.timing import measure
+
+        kernel = self.problem.kernel
+        try:
+            out = self._first_run(params)
+            if self.verify and hasattr(kernel, "reference"):
+                self._check(out)
+            row = measure(kernel, self.inputs, repeats=self.repeats, **params)
+        except TrialFailed:
+            raise
+        except KernelLaunchError as exc:
+            raise TrialFailed(str(exc)) from None
+        except Exception as exc:
+            raise TrialFailed(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+        return Outcome(row["median_ms"], row["iqr_ms"], {"bandwidth_GBps": row["bandwidth_GBps"]})
+
+    def peer_ms(self):
+        if self._peer is None and self.problem.peer:
+            import kernels
+            from kernels.timing import measure
+
+            peer = kernels.get(self.problem.peer)
+            try:
+                inputs = peer.make_inputs(self.problem.size, self.problem.dtype, 0, **self.problem.peer_case)
+                self._peer = measure(peer, inputs, repeats=self.repeats)["median_ms"]
+            except Exception:   # the peer may not take this size (or runs out of memory): no comparison
+                self._peer = float("nan")
+        return None if self._peer is None or self._peer != self._peer else self._peer

@@ -1,0 +1,82 @@
+"""Replay: look configurations up in a recorded grid, so strategies can be compared many times at no GPU cost.
+
+A grid is a CSV with one row per configuration: ``kernel, size, dtype, params`` (JSON), ``median_ms``,
+``iqr_ms``, ``status`` (``ok`` or ``fail``) and ``reason``; rows with ``kernel`` set to a peer record
+the peer's time. ``bench/record_grids.py`` writes them.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..errors import TrialFailed, TunerError
+from .base import Objective, Outcome
+
+
+def key(params: dict) -> str:
+    return json.dumps({k: params[k] for k in sorted(params)}, sort_keys=True)
+
+
+class Grid:
+    def __init__(self, frame, origin: str = "grid"):
+        self.frame, self.origin = frame, origin
+
+    @classmethod
+    def read(cls, path) -> "Grid":
+        import pandas as pd
+
+        path = Path(path)
+        if not path.is_file():
+            raise TunerError(f"grid: no file {str(path)!r}; record one with bench/record_grids.py on a GPU")
+        frame = pd.read_csv(path, keep_default_na=False)
+        need = {"kernel", "size", "dtype", "params", "median_ms", "status"}
+        if not need <= set(frame.columns):
+            raise TunerError(f"grid {path}: columns {sorted(need - set(frame.columns))} missing")
+        return cls(frame, str(path))
+
+    def rows(self, kernel: str, size: int, dtype: str):
+        f = self.frame
+        return f[(f.kernel == kernel) & (f["size"] == size) & (f.dtype == dtype)]
+
+    def table(self, kernel, size, dtype) -> dict[str, dict]:
+        out = {}
+        for row in self.rows(kernel, size, dtype).itertuples():
+            params = json.loads(row.params)
+            out[key(params)] = {"params": params, "ms": float(row.median_ms) if row.status == "ok" else None,
+                                "iqr": float(getattr(row, "iqr_ms", 0) or 0), "reason": getattr(row, "reason", "")}
+        return out
+
+    def device(self) -> str:
+        return str(self.frame.device.iloc[0]) if "device" in self.frame.columns and len(self.frame) else "replay"
+
+    def best_ms(self, kernel, size, dtype) -> float:
+        times = [v["ms"] for v in self.table(kernel, size, dtype).values() if v["ms"] is not None]
+        if not times:
+            raise TunerError(f"grid {self.origin}: no successful measurement of {kernel} at size {size} ({dtype})")
+        return min(times)
+
+
+class ReplayObjective(Objective):
+    name = "replay"
+
+    def __init__(self, problem, grid: Grid):
+        self.problem = problem
+        self.table = grid.table(problem.kernel.name, problem.size, problem.dtype)
+        if not self.table:
+            raise TunerError(f"replay: the grid {grid.origin} has no {problem.kernel.name} at size {problem.size} "
+                             f"({problem.dtype}); record it with bench/record_grids.py")
+        self.device = grid.device()
+        peer = problem.peer and grid.table(problem.peer, problem.size, problem.dtype)
+        self._peer = min((v["ms"] for v in peer.values() if v["ms"]), default=None) if peer else None
+
+    def __call__(self, params):
+        full = {k: v for k, v in self.problem.kernel.check_params(params).items() if k in self.problem.space.params}
+        row = self.table.get(key(full))
+        if row is None:
+            raise TrialFailed(f"not recorded in the grid: {full}")
+        if row["ms"] is None:
+            raise TrialFailed(row["reason"] or "failed when recorded")
+        return Outcome(row["ms"], row["iqr"])
+
+    def peer_ms(self):
+        return self._peer

@@ -1,0 +1,95 @@
+"""A tuning problem: one kernel at one size and dtype, with its search space, its peer and its case.
+
+Everything a study needs about a kernel comes from the kernel registry (``kernels``) and the cost
+registry (``costmodel``) through :func:`problem`; this module only adds which CuPy operation is
+each kernel's peer, so that a study's summary can say how far ahead (or behind) the best
+configuration is.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import kernels
+from costmodel.errors import ParameterError
+from costmodel.space import Limits, SearchSpace
+
+# kernel (or prefix) -> the CuPy operation it competes with
+PEERS = {"hmm_scheduled_permutation": "cupy_scatter", "hmm_permutation_d_designated": "cupy_scatter",
+         "hmm_permutation_s_designated": "cupy_gather", "hmm_transpose": "cupy_transpose",
+         "hmm_rowwise_permutation": "cupy_copy", "hmm_columnwise_permutation": "cupy_copy",
+         "conv_hmm": "cupy_ndimage_convolve", "matmul_hmm": "cupy_matmul", "sum_single_pass": "cupy_sum",
+         "sum[global]": "cupy_sum", "prefix_sums_lookback": "cupy_cumsum", "prefix_sums_simple[global]": "cupy_cumsum",
+         "prefix_sums_optimal[global]": "cupy_cumsum", "sat_": "cupy_double_cumsum"}
+
+
+def peer_of(name: str) -> str | None:
+    if name in PEERS:
+        return PEERS[name]
+    return next((v for k, v in PEERS.items() if k.endswith("_") and name.startswith(k)), None)
+
+
+@dataclass(frozen=True)
+class Problem:
+    kernel: kernels.Kernel
+    size: int
+    dtype: str = "float32"
+    case: dict = field(default_factory=dict)
+
+    @property
+    def space(self) -> SearchSpace:
+        return self.kernel.space
+
+    @property
+    def limits(self) -> Limits:
+        return Limits(itemsize=np.dtype(self.dtype).itemsize)
+
+    @property
+    def peer(self) -> str | None:
+        return peer_of(self.kernel.name)
+
+    @property
+    def peer_case(self) -> dict:
+        return {k: v for k, v in self.case.items() if k in ("perm", "v")}
+
+    def points(self) -> list[dict]:
+        return self.space.points(self.limits, **self.case)
+
+    def violation(self, params: dict) -> str | None:
+        return self.space.violation(params, self.limits, **self.case)
+
+    def full(self, params: dict) -> dict:
+        """The searched parameters of a complete parameter set."""
+        return {k: params[k] for k in self.space.params}
+
+    def distributions(self) -> dict:
+        """One categorical distribution per searched parameter (the same in every worker)."""
+        from optuna.distributions import CategoricalDistribution
+
+        return {k: CategoricalDistribution(list(v)) for k, v in self.space.params.items()}
+
+    def describe(self) -> str:
+        case = "".join(f", {k}={v}" for k, v in self.case.items())
+        return f"{self.kernel.name} (size {self.size}, {self.dtype}{case})"
+
+
+def problem(name: str, size: int, dtype: str = "float32", **case) -> Problem:
+    """The tuning problem of kernel ``name``; unknown names, sizes and cases are ParameterErrors."""
+    kernel = kernels.get(name)
+    if kernel.peer:
+        raise ParameterError("name", f"{name} is a peer (CuPy's own operation); it has nothing to tune")
+    if dtype not in kernels.base.DTYPES:
+        raise ParameterError("dtype", f"must be one of {', '.join(kernels.base.DTYPES)}, got {dtype!r}")
+    if not isinstance(size, int) or size < 1:
+        raise ParameterError("n", f"must be a positive integer, got {size!r}")
+    unknown = sorted(set(case) - set(kernel.default_case))
+    if unknown:
+        raise ParameterError(unknown[0], f"{name} takes no case value {unknown[0]!r}"
+                                         f"{'; it takes ' + ', '.join(kernel.default_case) if kernel.default_case else ''}")
+    return Problem(kernel, size, dtype, {**kernel.default_case, **case})
+
+
+def tunable_names() -> list[str]:
+    """Kernels a study can tune (every non-peer kernel with a search space of at least one point)."""
+    return [n for n, k in kernels.KERNELS.items() if not k.peer]

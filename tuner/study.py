@@ -1,0 +1,257 @@
+"""A tuning study: Optuna's ask-and-tell loop with the cost model in charge of what runs.
+
+The model guides in three ways: (a) its best predicted configurations are queued first; (b) a
+configuration whose calibrated lower bound exceeds the best time measured so far is pruned
+without running; (c) the ``model`` strategy proposes the untried configuration the model,
+corrected by the measurements so far, ranks best. Every trial is recorded in Optuna storage, so
+several workers (processes, GPUs, machines) share one study through a common SQLAlchemy URL.
+
+A trial ends in one of three states:
+* COMPLETE — measured (or predicted, or replayed); its value is the time in ms;
+* FAIL — the configuration failed: compile, launch, out of memory, time limit or a wrong
+  result; ``fail_reason`` says which. Failed trials count against the budget: they were run;
+* PRUNED — never run: infeasible, a duplicate of a configuration another trial holds, ruled out
+  by the lower bound, or surplus to the budget; ``prune_reason`` says which.
+
+The budget is the number of COMPLETE and FAIL trials. With several workers, a worker stops when
+the finished and running trials fill the budget, and a trial created beyond it is pruned as
+surplus, so a study of T trials ends with exactly T run, none twice.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from dataclasses import dataclass, field
+
+from .errors import TrialFailed, TunerError
+from .storage import open_storage, quiet
+from .strategies import STRATEGIES
+
+ENQUEUE = 3          # the model's best predictions run first
+MAX_IDLE_ASKS = 200  # proposals in a row that are duplicates or infeasible before the space counts as exhausted
+
+
+def _trial_state():
+    from optuna.trial import TrialState
+    return TrialState
+
+
+def counted(t) -> bool:
+    """Whether a trial counts against the budget: it ran (complete, or failed with a reason)."""
+    TrialState = _trial_state()
+    return t.state == TrialState.COMPLETE or (t.state == TrialState.FAIL and "fail_reason" in t.user_attrs)
+
+
+def _key(params: dict) -> str:
+    return json.dumps(params, sort_keys=True, default=str)
+
+
+def default_study_name(problem, objective) -> str:
+    case = "".join(f",{k}={v}" for k, v in sorted(problem.case.items()))
+    return f"{problem.kernel.name}:{problem.dtype}:n={problem.size}{case}:{objective.name}@{objective.device}"
+
+
+@dataclass
+class StudyResult:
+    study: str
+    problem: str
+    device: str
+    objective: str
+    best_params: dict | None
+    best_ms: float | None
+    predicted_ms: float | None
+    peer: str | None
+    peer_ms: float | None
+    states: dict = field(default_factory=dict)
+    measured_order: list = field(default_factory=list)    # time of each run configuration, in trial order
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "measured_order"}
+
+
+class Study:
+    """One study of one problem; :meth:`run` adds trials until the budget is reached."""
+
+    def __init__(self, problem, objective, calibration, storage=None, name=None, strategy="model", seed=None,
+                 guide=True):
+        import optuna
+
+        if strategy not in STRATEGIES:
+            raise TunerError(f"strategy: must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+        self.problem, self.objective, self.calibration, self.guide = problem, objective, calibration, guide
+        self.points = problem.points()
+        if not self.points:
+            raise TunerError(f"{problem.describe()}: no feasible configuration in its search space")
+        self.storage = storage if storage is not None and not isinstance(storage, str) else open_storage(storage)
+        self.name = name or default_study_name(problem, objective)
+        sampler = STRATEGIES[strategy](problem, self.predict, seed)
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        self.study = optuna.create_study(storage=self.storage, study_name=self.name, direction="minimize",
+                                         sampler=sampler, load_if_exists=True)
+        self._describe()
+        self._bound_cache: dict[str, float] = {}
+
+    # -- the model ------------------------------------------------------------------------------
+    def predict(self, params: dict) -> float:
+        p = self.problem
+        return self.calibration.predict_ms(p.kernel, p.size, p.dtype, params, p.case)
+
+    def lower_bound(self, params: dict) -> float:
+        p = self.problem
+        return self.calibration.lower_bound_ms(p.kernel, p.size, p.dtype, params, p.case)
+
+    def _describe(self) -> None:
+        attrs = self.study.user_attrs
+        if "kernel" in attrs:
+            return
+        p = self.problem
+        for key, value in {"kernel": p.kernel.name, "size": p.size, "dtype": p.dtype, "case": json.dumps(p.case),
+                           "objective": self.objective.name, "device": self.objective.device,
+                           "calibration": self.calibration.device, "unit": "milliseconds (median)"}.items():
+            self.study.set_user_attr(key, value)
+        if self.guide:
+            for params in sorted(self.points, key=self.predict)[:ENQUEUE]:
+                self.study.enqueue_trial(params, user_attrs={"queued_by": "model prediction"}, skip_if_exists=True)
+
+    # -- the loop -------------------------------------------------------------------------------
+    def _fail_stale(self) -> None:
+        import optuna
+
+        if isinstance(self.storage, optuna.storages.RDBStorage):
+            with quiet():
+                optuna.storages.fail_stale_trials(self.study)
+
+    def _remaining(self) -> int:
+        TrialState = _trial_state()
+        trials = self.study.get_trials(deepcopy=False)
+        busy = sum(counted(t) or t.state == TrialState.RUNNING for t in trials)
+        return self.trials - busy
+
+    def _tried(self, trial) -> tuple[int | None, int]:
+        """(number of an earlier trial holding the same configuration, number of earlier trials in the budget)."""
+        TrialState = _trial_state()
+        mine, dup, ahead = _key(trial.params), None, 0
+        for t in self.study.get_trials(deepcopy=False):
+            if t.number >= trial.number:
+                continue
+            live = counted(t) or t.state == TrialState.RUNNING
+            ahead += live
+            if live and dup is None and _key(t.params) == mine:
+                dup = t.number
+        return dup, ahead
+
+    def _prune(self, trial, reason: str, **attrs) -> None:
+        import optuna
+
+        trial.set_user_attr("prune_reason", reason)
+        for k, v in attrs.items():
+            trial.set_user_attr(k, v)
+        self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+
+    def _best(self) -> float | None:
+        TrialState = _trial_state()
+        values = [t.value for t in self.study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))]
+        return min(values) if values else None
+
+    def _one(self, trial) -> str:
+        """Run one asked trial; returns what happened ('ran', 'failed', 'pruned', 'surplus')."""
+        import optuna
+
+        if hasattr(self.storage, "record_heartbeat"):
+            self.storage.record_heartbeat(trial._trial_id)
+        trial.set_user_attr("worker", f"{socket.gethostname()}:{os.getpid()}")
+        dup, ahead = self._tried(trial)
+        if ahead >= self.trials:
+            self._prune(trial, "surplus: the budget was filled by other workers")
+            return "surplus"
+        if dup is not None:
+            self._prune(trial, f"duplicate of trial {dup}", duplicate_of=dup)
+            return "pruned"
+        reason = self.problem.violation(dict(trial.params))
+        if reason:
+            self._prune(trial, f"infeasible: {reason}")
+            return "pruned"
+        params = self.problem.kernel.check_params(trial.params)
+        predicted, bound, best = self.predict(params), self.lower_bound(params), self._best()
+        trial.set_user_attr("predicted_ms", predicted)
+        trial.set_user_attr("lower_bound_ms", bound)
+        if self.guide and best is not None and bound > best:
+            self._prune(trial, f"lower bound {bound:.4g} ms exceeds the best measured {best:.4g} ms")
+            return "pruned"
+        try:
+            outcome = self.objective(params)
+        except TrialFailed as exc:
+            trial.set_user_attr("fail_reason", str(exc))
+            self.study.tell(trial, state=optuna.trial.TrialState.FAIL)
+            return "failed"
+        trial.set_user_attr("iqr_ms", outcome.iqr_ms)
+        for k, v in outcome.extra.items():
+            trial.set_user_attr(k, v)
+        self.study.tell(trial, outcome.time_ms)
+        return "ran"
+
+    def run(self, trials: int, progress: bool = False, target_ms: float | None = None) -> StudyResult:
+        """Add trials until ``trials`` have run (or, with ``target_ms``, until one is at least that fast)."""
+        self.trials = trials
+        bar = _progress(progress, trials, self.problem.describe())
+        idle = 0
+        with quiet():
+            try:
+                while idle < MAX_IDLE_ASKS:
+                    self._fail_stale()
+                    left = self._remaining()
+                    done = sum(counted(t) for t in self.study.get_trials(deepcopy=False))
+                    bar.update(min(done, trials) - bar.n)
+                    if left <= 0:
+                        if done >= trials or not self._others_running():
+                            break
+                        time.sleep(0.5)           # another worker's trial may still fail to count
+                        continue
+                    if len({_key(t.params) for t in self.study.get_trials(deepcopy=False) if counted(t)}) >= len(self.points):
+                        break                         # every feasible configuration has run
+                    what = self._one(self.study.ask(self.problem.distributions()))
+                    idle = 0 if what in ("ran", "failed") else idle + 1
+                    if what == "surplus" or (target_ms is not None and (self._best() or float("inf")) <= target_ms):
+                        break
+            finally:
+                bar.update(min(sum(counted(t) for t in self.study.get_trials(deepcopy=False)), trials) - bar.n)
+                bar.close()
+        return self.result()
+
+    def _others_running(self) -> bool:
+        TrialState = _trial_state()
+        return any(t.state == TrialState.RUNNING for t in self.study.get_trials(deepcopy=False))
+
+    def result(self) -> StudyResult:
+        TrialState = _trial_state()
+        trials = self.study.get_trials(deepcopy=False)
+        complete = [t for t in trials if t.state == TrialState.COMPLETE]
+        best = min(complete, key=lambda t: t.value) if complete else None
+        states = {s.name.lower(): sum(t.state == s for t in trials) for s in (TrialState.COMPLETE, TrialState.FAIL,
+                                                                            TrialState.PRUNED)}
+        return StudyResult(
+            study=self.name, problem=self.problem.describe(), device=self.objective.device,
+            objective=self.objective.name, best_params=dict(best.params) if best else None,
+            best_ms=best.value if best else None, predicted_ms=self.predict(best.params) if best else None,
+            peer=self.problem.peer, peer_ms=self.objective.peer_ms() if best else None, states=states,
+            measured_order=[t.value for t in sorted(complete, key=lambda t: t.number)])
+
+
+class _NoBar:
+    n = 0
+
+    def update(self, k):
+        self.n += k
+
+    def close(self):
+        pass
+
+
+def _progress(show: bool, total: int, what: str):
+    if not show:
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=what, unit="trial", leave=False, dynamic_ncols=True)

@@ -1,0 +1,66 @@
+"""The tuner's entry points: :func:`tune` (one study, then the lookup table) and :func:`calibrate`."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import calibration as calib
+from .errors import TunerError
+from .lookup import LookupTable
+from .objectives import Grid, MeasureObjective, ModelObjective, ReplayObjective
+from .problem import Problem
+from .study import Study, StudyResult
+
+REPLAY_GRIDS = Path(__file__).resolve().parents[1] / "bench" / "grids"
+
+
+def gpu_available() -> bool:
+    try:
+        from kernels.base import cupy
+
+        cupy()
+        return True
+    except Exception:
+        return False
+
+
+def make_objective(problem: Problem, kind: str, grid: str | None = None, repeats: int = 20,
+                   time_limit_ms: float = 2000.0):
+    """``measure`` (GPU), ``model``, ``replay`` (a recorded grid), or ``auto``: measure where there is a GPU."""
+    if kind == "auto":
+        kind = "measure" if gpu_available() else "model"
+    if kind == "measure":
+        from kernels import GPUUnavailableError
+
+        try:
+            return MeasureObjective(problem, repeats=repeats, time_limit_ms=time_limit_ms)
+        except GPUUnavailableError as exc:
+            raise TunerError(f"objective measure: {exc}; use --objective model (or replay) without a GPU") from None
+    if kind == "replay":
+        return ReplayObjective(problem, Grid.read(grid or default_grid(problem)))
+    if kind == "model":
+        return ModelObjective(problem, calib.load(None))
+    raise TunerError(f"objective: must be one of measure, model, replay, auto; got {kind!r}")
+
+
+def default_grid(problem: Problem) -> Path:
+    return REPLAY_GRIDS / "h100" / "grids.csv"
+
+
+def tune(problem: Problem, objective: str = "auto", trials: int = 30, storage: str | None = None,
+         study: str | None = None, strategy: str = "model", seed: int | None = None, progress: bool = False,
+         grid: str | None = None, table: str | None = None, calibration: str | None = None,
+         repeats: int = 20) -> StudyResult:
+    """Run (or resume) a study and record its best measured configuration in the lookup table."""
+    obj = make_objective(problem, objective, grid, repeats)
+    cal = calib.load(None if obj.name == "model" else obj.device, calibration)
+    if obj.name == "model":
+        obj.calibration = cal
+    result = Study(problem, obj, cal, storage=storage, name=study, strategy=strategy, seed=seed).run(trials, progress)
+    if result.best_params is not None and obj.name != "model":
+        lookup = LookupTable.read(table)
+        lookup.record(device=result.device, kernel=problem.kernel.name, dtype=problem.dtype, size=problem.size,
+                      case=problem.case, params=result.best_params, median_ms=result.best_ms,
+                      predicted_ms=result.predicted_ms, peer=result.peer, peer_ms=result.peer_ms,
+                      objective=obj.name, study=result.study)
+        lookup.save(table)
+    return result
