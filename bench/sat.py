@@ -64,7 +64,7 @@ def main() -> None:
         grid = [{"rows": r} for r in (8, 16)] if name != "sat_1pr1w" else \
             [{"rows": 8, "r": r} for r in (0.0, 0.01, 0.02, 0.05, 0.1)]
         if name == "sat_1r1w_lookback":
-            grid = [{"warps": w, "rows": r} for w in (4, 8, 16) for r in (2, 4, 8) if w * r <= 64]
+            grid = k.space.points()
         reps = 2 if name == "sat_4r1w" else args.repeats
         got = [measure(k, inputs, repeats=reps, **p) for p in (grid[:1] if name == "sat_4r1w" else grid)]
         best = min(got, key=lambda r: r["median_ms"])

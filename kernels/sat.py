@@ -186,9 +186,10 @@ class SAT1R1WLookback(SAT):
     """Beyond the seeds: 1R1W in one launch. A block owns a strip of warps x rows rows and walks it left
     to right; strips meet through decoupled look-back on per-column status words (sat.cu, lookback.cuh)."""
 
-    tunables = {"warps": (4, 8, 16), "rows": (2, 4, 8)}
-    defaults = {"warps": 8, "rows": 4}
-    restrictions = ("warps * rows <= 64",)      # the compiled strip shapes (registers)
+    tunables = {"warps": (4, 8, 16), "rows": (2, 4, 8), "groups": (1, 2)}
+    defaults = {"warps": 8, "rows": 8, "groups": 1}
+    # the compiled strip shapes (registers): a chunk of `groups` x 128 (float32) or x 64 (float64) columns
+    restrictions = ("warps * rows <= 64", "groups == 1 or rows <= 4")
     threads = "32 * warps"
     searched = None
     MIN_STRIP = 8
@@ -202,10 +203,10 @@ class SAT1R1WLookback(SAT):
         inputs.arrays.update(lookback_arrays(-(-nbar // self.MIN_STRIP) * nbar, dtype))
         return inputs
 
-    def _run(self, inputs, warps, rows):
+    def _run(self, inputs, warps, rows, groups):
         arr, nbar = inputs.arrays, inputs.case["nbar"]
         epoch = next_epoch(inputs)
-        fn = function(SOURCE, f"sat_strips_{_sfx(inputs.dtype)}_w{warps}_r{rows}")
+        fn = function(SOURCE, f"sat_strips_{_sfx(inputs.dtype)}_w{warps}_r{rows}_g{groups}")
         launch(fn, (-(-nbar // (warps * rows)),), (W, warps), (arr["a"], arr["out"], np.int32(nbar), arr["counter"],
                                                            arr["status"], epoch))
         return arr["out"]

@@ -1,0 +1,64 @@
+"""Figs 3–6 (002): CONV-HMM and MUL-HMM at 1024², swept over d, p, v and m, with the model's knee."""
+from __future__ import annotations
+
+import pandas as pd
+
+from .base import Report, Study, plot_lines, timed
+
+D_SWEEP = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
+N = 1024 * 1024
+
+
+class ConvMatmul(Study):
+    name, family = "conv_matmul", "conv_matmul"
+    report = Report(
+        "Convolution and matrix multiplication on the HMM (002 Figs 3–6) on the H100",
+        "002 §IV, GTX Titan (the figures' values are not printed; the comparison is of shapes and knees)",
+        "The curves keep the paper's shape, time falling as 1/d until the throughput-bound regime. The knee moved "
+        "from d = 32–64 on the 14-SM GTX Titan to d = 128–256 on the 132-SM H100: d counts blocks, and a block "
+        "per SM is what the model's d means. Register tiles (r) matter far more than the paper's m on this GPU.")
+
+    def measure(self, repeats=5):
+        rows = []
+
+        def sweep(name, params, case, label, series):
+            import kernels
+            inputs = kernels.get(name).make_inputs(N, "float32", 2, **case)
+            for d in D_SWEEP:
+                rows.append(timed(name, N, "float32", {**params, "d": d}, case, repeats, inputs=inputs,
+                                  study=self.name, group=label, variant=series, nbar=1024, d_blocks=d))
+
+        for p in (128, 256, 512, 1024):
+            sweep("conv_hmm", {"p": p, "tile": 32}, {"v": 3}, "Fig. 3", f"p={p}")
+        for v in range(1, 8):
+            sweep("conv_hmm", {"p": 1024, "tile": 32}, {"v": v}, "Fig. 4", f"v={v}")
+        for r in (1, 2, 4):
+            sweep("matmul_hmm", {"m": 32, "r": r}, {}, "Fig. 5", f"r={r}")
+        for m in (32, 64, 128):
+            sweep("matmul_hmm", {"m": m, "r": m // 32}, {}, "Fig. 6", f"m={m}")
+        rows.append(timed("cupy_ndimage_convolve", N, "float32", {}, {"v": 3}, repeats, study=self.name,
+                          group="peers", variant="v=3", nbar=1024))
+        rows.append(timed("cupy_matmul", N, "float32", {}, {}, repeats, study=self.name, group="peers",
+                          variant="", nbar=1024))
+        return pd.DataFrame(rows)
+
+    def tables(self, frame):
+        out = []
+        for group in ("Fig. 3", "Fig. 4", "Fig. 5", "Fig. 6"):
+            f = frame[frame.group == group]
+            knees = []
+            for series, grp in f.groupby("variant"):
+                best = grp.measured_ms.min()
+                model_best = grp.predicted_ms.min()
+                knees.append({"series": series, "best ms": best,
+                              "measured knee d": int(grp[grp.measured_ms <= 1.1 * best].d_blocks.min()),
+                              "model knee d": int(grp[grp.predicted_ms <= 1.1 * model_best].d_blocks.min()),
+                              "model ms at best": float(grp.loc[grp.measured_ms.idxmin(), "predicted_ms"])})
+            out.append((f"{group}: the smallest d within 10 % of the best, measured and in the model", pd.DataFrame(knees)))
+        peers = frame[frame.group == "peers"][["algorithm", "variant", "measured_ms"]]
+        out.append(("Peers at 1024² (ms)", peers))
+        return out
+
+    def plots(self, frame, out):
+        return [plot_lines(frame[frame.group == g], "d_blocks", "measured_ms", "variant", out / f"conv_matmul_{i}.png",
+                           f"{g}, 1024², H100") for i, g in enumerate(("Fig. 3", "Fig. 4", "Fig. 5", "Fig. 6"), 3)]

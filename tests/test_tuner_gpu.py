@@ -1,0 +1,61 @@
+"""The tuner's measure objective on a GPU: studies that time real kernels, and the faults a study survives."""
+import pytest
+
+import tuner
+from tuner import TrialFailed
+from tuner.objectives import MeasureObjective
+from tuner.study import Study, counted
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMTUNE_DATA_DIR", str(tmp_path / "data"))
+
+
+def test_measured_study_records_the_best_in_the_lookup_table():
+    prob = tuner.problem("hmm_transpose", 2048 ** 2)
+    result = tuner.tune(prob, objective="measure", trials=6, storage=":memory:", repeats=5)
+    assert result.states["complete"] == 6 and result.best_ms > 0
+    assert result.peer == "cupy_transpose" and result.peer_ms > 0
+    answer = tuner.lookup(prob, tuner.LookupTable.read(), tuner.load_calibration(result.device))
+    assert answer.source == "measured" and answer.params == result.best_params and "H100" in answer.device
+
+
+def test_faults_become_failed_trials_and_the_study_goes_on(monkeypatch):
+    prob = tuner.problem("sat_1pr1w", 1024 ** 2)
+    objective = MeasureObjective(prob, repeats=3)
+    with pytest.raises(TrialFailed, match="time limit"):
+        MeasureObjective(prob, repeats=3, time_limit_ms=1e-6)({"r": 0.0, "rows": 8})
+    original = prob.kernel._run
+
+    def wrong(inputs, **params):                       # a configuration that computes garbage
+        out = original(inputs, **params)
+        if params["r"] == 0.5:
+            out *= 2
+        return out
+
+    def out_of_memory(inputs, **params):
+        if params["r"] == 0.3:
+            import cupy
+            raise cupy.cuda.memory.OutOfMemoryError(1 << 40, 0)
+        return wrong(inputs, **params)
+
+    monkeypatch.setattr(prob.kernel, "_run", out_of_memory)
+    with pytest.raises(TrialFailed, match="wrong result"):
+        objective({"r": 0.5, "rows": 8})
+    with pytest.raises(TrialFailed, match="OutOfMemory"):
+        objective({"r": 0.3, "rows": 8})
+    study = Study(prob, objective, tuner.load_calibration(objective.device), storage=":memory:", strategy="random",
+                  seed=0, guide=False)
+    study.run(len(prob.points()))
+    trials = study.study.get_trials()
+    failed = {t.params["r"]: t.user_attrs["fail_reason"] for t in trials if t.state.name == "FAIL"}
+    assert set(failed) == {0.5, 0.3}
+    assert sum(counted(t) for t in trials) == len(prob.points())
+
+
+def test_measure_objective_without_inputs_that_fit_is_one_clear_error():
+    with pytest.raises(tuner.TunerError, match="cannot build the inputs"):
+        MeasureObjective(tuner.problem("hmm_transpose", 1 << 36))
