@@ -130,6 +130,12 @@ class Kernel:
     searched: tuple[str, ...] | None = None
     algorithm: str | None = None      # the costmodel entry this kernel implements (default: its name)
     default_case: dict = {}           # problem values make_inputs takes besides size (perm, v, ...)
+    square: bool = False              # the size is n = n̄² of an n̄ x n̄ matrix
+
+    def check_size(self, size: int) -> None:
+        """Raise ParameterError('n') for a size this kernel cannot take (before any input is built)."""
+        if self.square and math.isqrt(size) ** 2 != size:
+            raise ParameterError("n", f"{self.name} works on an n̄ x n̄ matrix: n must be a square, got {size}")
 
     @property
     def space(self) -> SearchSpace:

@@ -27,6 +27,7 @@ class Convolution(Kernel):
 
     name = "conv_hmm"
     family = "conv_matmul"
+    square = True
     tunables = {"p": (32, 64, 128, 256, 512, 1024), "d": GRID, "tile": (32, 64)}
     defaults = {"p": 256, "d": 0, "tile": 32}
     threads = "p"
@@ -75,6 +76,7 @@ class MatMul(Kernel):
 
     name = "matmul_hmm"
     family = "conv_matmul"
+    square = True
     tunables = {"m": (32, 64, 128), "r": (1, 2, 4, 8), "d": GRID}
     defaults = {"m": 128, "r": 8, "d": 0}
     restrictions = (f"(m, r) in {sorted(MATMUL_TILES)}",)   # the compiled tiles: p = (m/r)^2 threads

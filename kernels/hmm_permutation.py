@@ -104,6 +104,7 @@ def rowwise(inputs_dtype: str, src, dst, s, d_idx, nbar: int, mode: str, threads
 class Transpose(Kernel):
     name = "hmm_transpose"
     family = "hmm_permutation"
+    square = True
     tunables = {"rows": (4, 8, 16, 32), "d": GRID, "tile": (32, 64)}
     defaults = {"rows": 8, "d": 0, "tile": 32}
     threads = "32 * rows"
@@ -129,6 +130,7 @@ class RowWise(Kernel):
     """Row-wise permutation: every row i permuted by its own random permutation (the schedule's steps)."""
 
     family = "hmm_permutation"
+    square = True
     tunables = {"threads": (128, 256, 512, 1024), "mode": MODES, "d": GRID, "rows": (8,)}
     defaults = {"threads": 512, "mode": "designated", "d": 0, "rows": 8}
     searched = ("threads", "mode", "d")
@@ -182,6 +184,7 @@ class Scheduled(Kernel):
 
     name = "hmm_scheduled_permutation"
     family = "hmm_permutation"
+    square = True
     tunables = {"threads": (128, 256, 512, 1024), "mode": MODES, "d": GRID,
                 "rows": (4, 8, 16, 32), "tile": (32, 64)}
     defaults = {"threads": 512, "mode": "designated", "d": 0, "rows": 8, "tile": 32}

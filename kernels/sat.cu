@@ -258,125 +258,110 @@ __device__ void row_prefix_chunk(T (&v)[RPW][Vec<T>::V], T (&carry)[RPW]) {
     }
 }
 
-// Warp 0: the strip's exclusive column prefix for this lane's G x V columns, by look-back. The words
-// of one strip above are read together and re-read (after a pause) until all belong to this launch.
-template <typename T, int G>
-__device__ void strip_lookback(typename Status<T>::Word* status, const T (&agg)[G * Vec<T>::V],
-                               T (&excl)[G * Vec<T>::V], int strip, int nbar, int c0, unsigned epoch) {
-    constexpr int V = Vec<T>::V, N = G * V;
-    auto column = [&](int i) { return c0 + (i / V) * 32 * V + threadIdx.x * V + i % V; };
-    typename Status<T>::Word* own = status + (long long)strip * nbar;
+// Warp 0: the strip's exclusive column prefix for this lane's V columns, by look-back. The V words of
+// one strip above are read together and re-read (after a pause) until all belong to this launch.
+template <typename T>
+__device__ void strip_lookback(typename Status<T>::Word* status, const T* agg, T* excl, int strip, int nbar,
+                               int col, unsigned epoch) {
+    constexpr int V = Vec<T>::V;
+    typename Status<T>::Word* own = status + (long long)strip * nbar + col;
     const int kind = strip == 0 ? INCLUSIVE : AGGREGATE;
-    bool done[N];
+    bool done[V];
 #pragma unroll
-    for (int i = 0; i < N; ++i) {
-        excl[i] = 0;
-        done[i] = column(i) >= nbar || strip == 0;
-        if (column(i) < nbar) Status<T>::put(own + column(i), agg[i], status_code(epoch, kind));
+    for (int k = 0; k < V; ++k) {
+        excl[k] = 0;
+        done[k] = col + k >= nbar || strip == 0;
+        if (col + k < nbar) Status<T>::put(own + k, agg[k], status_code(epoch, kind));
     }
     for (int s = strip - 1; s >= 0; --s) {
-        const typename Status<T>::Word* above = status + (long long)s * nbar;
-        T x[N];
-        unsigned code[N];
+        const typename Status<T>::Word* above = status + (long long)s * nbar + col;
+        T x[V];
+        unsigned code[V];
         for (unsigned pause = 32;; pause = min(pause * 2, 1024u)) {
             bool ready = true;
 #pragma unroll
-            for (int i = 0; i < N; ++i) {
-                code[i] = done[i] ? status_code(epoch, INCLUSIVE) : Status<T>::get(above + column(i), x[i]);
-                ready &= (code[i] >> 2) == epoch;
+            for (int k = 0; k < V; ++k) {
+                code[k] = done[k] ? status_code(epoch, INCLUSIVE) : Status<T>::get(above + k, x[k]);
+                ready &= (code[k] >> 2) == epoch;
             }
             if (ready) break;
             __nanosleep(pause);
         }
         bool all = true;
 #pragma unroll
-        for (int i = 0; i < N; ++i) {
-            if (done[i]) continue;
-            excl[i] += x[i];
-            done[i] = (code[i] & 3u) == INCLUSIVE;
-            all &= done[i];
+        for (int k = 0; k < V; ++k) {
+            if (done[k]) continue;
+            excl[k] += x[k];
+            done[k] = (code[k] & 3u) == INCLUSIVE;
+            all &= done[k];
         }
         if (all) break;
     }
     if (strip > 0) {
 #pragma unroll
-        for (int i = 0; i < N; ++i)
-            if (column(i) < nbar) Status<T>::put(own + column(i), excl[i] + agg[i], status_code(epoch, INCLUSIVE));
+        for (int k = 0; k < V; ++k)
+            if (col + k < nbar) Status<T>::put(own + k, excl[k] + agg[k], status_code(epoch, INCLUSIVE));
     }
 }
 
-// A chunk is G groups of 32 V columns; lane l holds columns 32 V j + V l ... + V - 1 of group j, so
-// every load and store of a warp is one contiguous run of memory.
-template <typename T, int WARPS, int RPW, int G>
+template <typename T, int WARPS, int RPW>
 __device__ void sat_strips(const T* __restrict__ a, T* __restrict__ b, int nbar, unsigned* ticket,
                            typename Status<T>::Word* status, unsigned epoch) {
     constexpr int V = Vec<T>::V, C = 32 * V;
-    __shared__ T band[WARPS][G * C];    // each warp's column totals over its RPW rows
-    __shared__ T strip_excl[G * C];
+    __shared__ T band[WARPS][C];        // each warp's column totals over its RPW rows
+    __shared__ T strip_excl[C];
     __shared__ int strip_s;
     const int lane = threadIdx.x, warp = threadIdx.y;
     if (lane == 0 && warp == 0) strip_s = (int)atomicAdd(ticket, 1u);
     __syncthreads();
     const int strip = strip_s, row = strip * WARPS * RPW + warp * RPW;
-    T carry[RPW], v[G][RPW][V], next[G][RPW][V];
+    T carry[RPW], v[RPW][V], next[RPW][V];
 #pragma unroll
     for (int r = 0; r < RPW; ++r) carry[r] = 0;
+    load_chunk<T, RPW>(a, v, nbar, row, lane * V);
+    for (int c0 = 0; c0 < nbar; c0 += C) {
+        const int col = c0 + lane * V;
+        if (c0 + C < nbar) load_chunk<T, RPW>(a, next, nbar, row, col + C);   // in flight meanwhile
+        row_prefix_chunk<T, RPW>(v, carry);
 #pragma unroll
-    for (int j = 0; j < G; ++j) load_chunk<T, RPW>(a, v[j], nbar, row, j * C + lane * V);
-    for (int c0 = 0; c0 < nbar; c0 += G * C) {
-        if (c0 + G * C < nbar) {                                             // in flight meanwhile
+        for (int r = 1; r < RPW; ++r)                                        // column prefix down the band
 #pragma unroll
-            for (int j = 0; j < G; ++j) load_chunk<T, RPW>(a, next[j], nbar, row, c0 + G * C + j * C + lane * V);
-        }
+            for (int k = 0; k < V; ++k) v[r][k] += v[r - 1][k];
 #pragma unroll
-        for (int j = 0; j < G; ++j) {
-            row_prefix_chunk<T, RPW>(v[j], carry);
-#pragma unroll
-            for (int r = 1; r < RPW; ++r)                                    // column prefix down the band
-#pragma unroll
-                for (int k = 0; k < V; ++k) v[j][r][k] += v[j][r - 1][k];
-#pragma unroll
-            for (int k = 0; k < V; ++k) band[warp][j * C + lane * V + k] = v[j][RPW - 1][k];
-        }
+        for (int k = 0; k < V; ++k) band[warp][lane * V + k] = v[RPW - 1][k];
         __syncthreads();
         if (warp == 0) {
-            T agg[G * V], excl[G * V];
+            T agg[V], excl[V];
 #pragma unroll
-            for (int i = 0; i < G * V; ++i) {
-                agg[i] = 0;
+            for (int k = 0; k < V; ++k) {
+                agg[k] = 0;
 #pragma unroll
-                for (int w = 0; w < WARPS; ++w) agg[i] += band[w][(i / V) * C + lane * V + i % V];
+                for (int w = 0; w < WARPS; ++w) agg[k] += band[w][lane * V + k];
             }
-            strip_lookback<T, G>(status, agg, excl, strip, nbar, c0, epoch);
+            strip_lookback<T>(status, agg, excl, strip, nbar, col, epoch);
 #pragma unroll
-            for (int i = 0; i < G * V; ++i) strip_excl[(i / V) * C + lane * V + i % V] = excl[i];
+            for (int k = 0; k < V; ++k) strip_excl[lane * V + k] = excl[k];
             __syncwarp();     // the look-back diverged: bar.sync is aligned, so the warp must arrive whole
         }
         __syncthreads();
+        T off[V];
 #pragma unroll
-        for (int j = 0; j < G; ++j) {
-            T off[V];
-#pragma unroll
-            for (int k = 0; k < V; ++k) {
-                off[k] = strip_excl[j * C + lane * V + k];
-                for (int w = 0; w < warp; ++w) off[k] += band[w][j * C + lane * V + k];
-            }
-            store_chunk<T, RPW>(b, v[j], off, nbar, row, c0 + j * C + lane * V);
+        for (int k = 0; k < V; ++k) {
+            off[k] = strip_excl[lane * V + k];
+            for (int w = 0; w < warp; ++w) off[k] += band[w][lane * V + k];
         }
+        store_chunk<T, RPW>(b, v, off, nbar, row, col);
         __syncthreads();                                                     // band is reused
 #pragma unroll
-        for (int j = 0; j < G; ++j)
+        for (int r = 0; r < RPW; ++r)
 #pragma unroll
-            for (int r = 0; r < RPW; ++r)
-#pragma unroll
-                for (int k = 0; k < V; ++k) v[j][r][k] = next[j][r][k];
+            for (int k = 0; k < V; ++k) v[r][k] = next[r][k];
     }
 }
 
-#define STRIPS(T, S, WARPS, RPW, G)                                                                   \
-    extern "C" __global__ void sat_strips_##S##_w##WARPS##_r##RPW##_g##G(const T* a, T* b, int nbar,     \
-        unsigned* t, Status<T>::Word* status, unsigned epoch) {                                       \
-        sat_strips<T, WARPS, RPW, G>(a, b, nbar, t, status, epoch); }
+#define STRIPS(T, S, WARPS, RPW)                                                                      \
+    extern "C" __global__ void sat_strips_##S##_w##WARPS##_r##RPW(const T* a, T* b, int nbar, unsigned* t, \
+        Status<T>::Word* status, unsigned epoch) { sat_strips<T, WARPS, RPW>(a, b, nbar, t, status, epoch); }
 
 #define SAT(T, S)                                                                                     \
     extern "C" __global__ void column_prefix_##S(const T* a, T* b, int rows, int cols) { column_prefix<T>(a, b, rows, cols); } \
@@ -391,10 +376,8 @@ __device__ void sat_strips(const T* __restrict__ a, T* __restrict__ b, int nbar,
     extern "C" __global__ void region_tiles_##S(const T* a, T* b, const T* colc, const T* rowc, const T* corner, \
         int nbar, int mode, int K) { region_tiles<T>(a, b, colc, rowc, corner, nbar, mode, K); }       \
     extern "C" __global__ void wave_tiles_##S(const T* a, T* b, int nbar, int k) { wave_tiles<T>(a, b, nbar, k); } \
-    STRIPS(T, S, 4, 2, 1) STRIPS(T, S, 4, 4, 1) STRIPS(T, S, 4, 8, 1) STRIPS(T, S, 8, 2, 1)          \
-    STRIPS(T, S, 8, 4, 1) STRIPS(T, S, 8, 8, 1) STRIPS(T, S, 16, 2, 1) STRIPS(T, S, 16, 4, 1)        \
-    STRIPS(T, S, 4, 2, 2) STRIPS(T, S, 4, 4, 2) STRIPS(T, S, 8, 2, 2) STRIPS(T, S, 8, 4, 2)          \
-    STRIPS(T, S, 16, 2, 2) STRIPS(T, S, 16, 4, 2)
+    STRIPS(T, S, 4, 2) STRIPS(T, S, 4, 4) STRIPS(T, S, 4, 8) STRIPS(T, S, 8, 2) STRIPS(T, S, 8, 4)     \
+    STRIPS(T, S, 8, 8) STRIPS(T, S, 16, 2) STRIPS(T, S, 16, 4)
 
 SAT(float, f32)
 SAT(double, f64)

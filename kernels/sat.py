@@ -25,6 +25,7 @@ def _sfx(dtype):
 
 class SAT(Kernel):
     family = "sat"
+    square = True
     tunables = {"threads": (128, 256, 512, 1024), "rows": (4, 8, 16, 32)}
     defaults = {"threads": 256, "rows": 8}
     threads = "32 * rows"
@@ -186,10 +187,9 @@ class SAT1R1WLookback(SAT):
     """Beyond the seeds: 1R1W in one launch. A block owns a strip of warps x rows rows and walks it left
     to right; strips meet through decoupled look-back on per-column status words (sat.cu, lookback.cuh)."""
 
-    tunables = {"warps": (4, 8, 16), "rows": (2, 4, 8), "groups": (1, 2)}
-    defaults = {"warps": 8, "rows": 8, "groups": 1}
-    # the compiled strip shapes (registers): a chunk of `groups` x 128 (float32) or x 64 (float64) columns
-    restrictions = ("warps * rows <= 64", "groups == 1 or rows <= 4")
+    tunables = {"warps": (4, 8, 16), "rows": (2, 4, 8)}
+    defaults = {"warps": 8, "rows": 8}
+    restrictions = ("warps * rows <= 64",)      # the compiled strip shapes (registers)
     threads = "32 * warps"
     searched = None
     MIN_STRIP = 8
@@ -203,10 +203,10 @@ class SAT1R1WLookback(SAT):
         inputs.arrays.update(lookback_arrays(-(-nbar // self.MIN_STRIP) * nbar, dtype))
         return inputs
 
-    def _run(self, inputs, warps, rows, groups):
+    def _run(self, inputs, warps, rows):
         arr, nbar = inputs.arrays, inputs.case["nbar"]
         epoch = next_epoch(inputs)
-        fn = function(SOURCE, f"sat_strips_{_sfx(inputs.dtype)}_w{warps}_r{rows}_g{groups}")
+        fn = function(SOURCE, f"sat_strips_{_sfx(inputs.dtype)}_w{warps}_r{rows}")
         launch(fn, (-(-nbar // (warps * rows)),), (W, warps), (arr["a"], arr["out"], np.int32(nbar), arr["counter"],
                                                            arr["status"], epoch))
         return arr["out"]

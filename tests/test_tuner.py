@@ -61,6 +61,10 @@ def test_problem_rejects_bad_input():
         tuner.problem("hmm_transpose", 16, "int8")
     with pytest.raises(ParameterError, match="q"):
         tuner.problem("conv_hmm", 16, q=3)
+    with pytest.raises(ParameterError, match="square"):
+        tuner.problem("sat_1pr1w", 1000)
+    with pytest.raises(ParameterError, match="power of two"):
+        tuner.problem("sum[global]", 1000)
 
 
 # -- the calibrated model -----------------------------------------------------------------------
@@ -331,4 +335,4 @@ def test_cli_tune_model_prints_a_summary(run_cli):
     code, out, err = run_cli("tune", "conv_hmm", "--n", str(1 << 20), "--case", "v=3", "--objective", "model",
                              "--trials", "4")
     assert code == 0, err
-    assert "best parameters" in out and "model's prediction" in out and "4 complete" in out
+    assert "best parameters" in out and "predicted time" in out and "4 complete" in out

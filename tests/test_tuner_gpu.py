@@ -1,6 +1,7 @@
 """The tuner's measure objective on a GPU: studies that time real kernels, and the faults a study survives."""
 import pytest
 
+import kernels
 import tuner
 from tuner import TrialFailed
 from tuner.objectives import MeasureObjective
@@ -56,6 +57,6 @@ def test_faults_become_failed_trials_and_the_study_goes_on(monkeypatch):
     assert sum(counted(t) for t in trials) == len(prob.points())
 
 
-def test_measure_objective_without_inputs_that_fit_is_one_clear_error():
+def test_measure_objective_that_cannot_build_its_inputs_is_one_clear_error():
     with pytest.raises(tuner.TunerError, match="cannot build the inputs"):
-        MeasureObjective(tuner.problem("hmm_transpose", 1 << 36))
+        MeasureObjective(tuner.Problem(kernels.get("hmm_transpose"), 1000))   # not a square matrix

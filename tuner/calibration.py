@@ -12,6 +12,12 @@ words, so its width in elements halves. The UMM algorithms (sum, prefix sums) ru
 with their latency l set to L. The kernel-launch overhead is a term the seeds do not have: on a
 GPU a barrier is a kernel boundary and costs microseconds, not L.
 
+Three refinements beyond the seeds, each a named field that is off by default: ``l2_speedup``
+(problems whose compulsory traffic fits the L2 run their memory rounds faster), ``sector_bytes``
+(a casual access of the designated permutations moves one 32-byte sector, so D_w(P) address groups
+cost sector_bytes / (4 w_eff) of a round) and ``family_scale`` (the fitted median bias per kernel
+family). The fidelity report shows each one's effect.
+
 The fit (:func:`fit`) is a least-squares fit of log(predicted / measured) over measured kernels,
 with some sizes held out to report the error on data the fit has not seen. Calibrations are TOML
 data files: shipped ones in ``costmodel/calibrations/``, user ones in the data directory.
@@ -51,6 +57,7 @@ class Calibration:
     l2_bytes: float = 50e6         # a problem whose compulsory traffic fits the L2 ...
     l2_speedup: float = 1.0        # ... runs its memory rounds this much faster (intermediate passes hit the L2)
     family_scale: dict = field(default_factory=dict)   # per kernel family: the median measured/predicted of the fit
+    sector_bytes: float = 0.0      # > 0: a casual access moves one sector of this size, not a w-word round
     source: str = "default"
     fit: dict = field(default_factory=dict)
 
@@ -64,6 +71,8 @@ class Calibration:
             values.update(w=limits.w, l=self.l)
         else:
             values.update(w=self.w_eff * 4 / itemsize, L=self.L, l=self.L if "UMM" in entry.model else self.l)
+            if self.sector_bytes and "Dw" in values:   # D_w(P) address groups, each a sector, not a full round
+                values["Dw"] *= self.sector_bytes / (self.w_eff * 4)
         return {k: values[k] for k in entry.parameters if k in values}
 
     def units(self, kernel, size, dtype, params, case) -> float:

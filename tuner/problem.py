@@ -83,6 +83,7 @@ def problem(name: str, size: int, dtype: str = "float32", **case) -> Problem:
         raise ParameterError("dtype", f"must be one of {', '.join(kernels.base.DTYPES)}, got {dtype!r}")
     if not isinstance(size, int) or size < 1:
         raise ParameterError("n", f"must be a positive integer, got {size!r}")
+    kernel.check_size(size)
     unknown = sorted(set(case) - set(kernel.default_case))
     if unknown:
         raise ParameterError(unknown[0], f"{name} takes no case value {unknown[0]!r}"

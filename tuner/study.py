@@ -209,8 +209,8 @@ class Study:
                             break
                         time.sleep(0.5)           # another worker's trial may still fail to count
                         continue
-                    if len({_key(t.params) for t in self.study.get_trials(deepcopy=False) if counted(t)}) >= len(self.points):
-                        break                         # every feasible configuration has run
+                    if self._exhausted():
+                        break                         # every feasible configuration has run or was ruled out
                     what = self._one(self.study.ask(self.problem.distributions()))
                     idle = 0 if what in ("ran", "failed") else idle + 1
                     if what == "surplus" or (target_ms is not None and (self._best() or float("inf")) <= target_ms):
@@ -219,6 +219,12 @@ class Study:
                 bar.update(min(sum(counted(t) for t in self.study.get_trials(deepcopy=False)), trials) - bar.n)
                 bar.close()
         return self.result()
+
+    def _exhausted(self) -> bool:
+        if not hasattr(self, "_point_keys"):
+            self._point_keys = {_key(p) for p in self.points}
+        tried = {_key(t.params) for t in self.study.get_trials(deepcopy=False) if t.params}
+        return self._point_keys <= tried
 
     def _others_running(self) -> bool:
         TrialState = _trial_state()

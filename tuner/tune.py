@@ -11,6 +11,7 @@ from .problem import Problem
 from .study import Study, StudyResult
 
 REPLAY_GRIDS = Path(__file__).resolve().parents[1] / "bench" / "grids"
+MODEL_DEVICE = "NVIDIA H100 80GB HBM3"     # the model objective's default calibration (shipped)
 
 
 def gpu_available() -> bool:
@@ -38,7 +39,7 @@ def make_objective(problem: Problem, kind: str, grid: str | None = None, repeats
     if kind == "replay":
         return ReplayObjective(problem, Grid.read(grid or default_grid(problem)))
     if kind == "model":
-        return ModelObjective(problem, calib.load(None))
+        return ModelObjective(problem, calib.load(MODEL_DEVICE))
     raise TunerError(f"objective: must be one of measure, model, replay, auto; got {kind!r}")
 
 
@@ -52,9 +53,10 @@ def tune(problem: Problem, objective: str = "auto", trials: int = 30, storage: s
          repeats: int = 20) -> StudyResult:
     """Run (or resume) a study and record its best measured configuration in the lookup table."""
     obj = make_objective(problem, objective, grid, repeats)
-    cal = calib.load(None if obj.name == "model" else obj.device, calibration)
+    cal = calib.load(MODEL_DEVICE if obj.name == "model" else obj.device, calibration)
     if obj.name == "model":
         obj.calibration = cal
+        obj.device = f"model:{cal.device}"
     result = Study(problem, obj, cal, storage=storage, name=study, strategy=strategy, seed=seed).run(trials, progress)
     if result.best_params is not None and obj.name != "model":
         lookup = LookupTable.read(table)

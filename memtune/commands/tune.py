@@ -38,6 +38,9 @@ def run(args) -> int:
                         study=args.study, strategy=args.strategy, seed=args.seed,
                         progress=not (args.no_progress or args.json) and sys.stderr.isatty(),
                         grid=args.grid, table=args.table, calibration=args.calibration, repeats=args.repeats)
+    if args.objective == "auto" and result.objective == "model":
+        sys.stderr.write("memtune tune: no GPU here (CuPy cannot run): the study ran on the calibrated model; "
+                         "on a GPU the same command measures\n")
     if args.json:
         print_json(result.to_dict())
         return 0
@@ -52,9 +55,10 @@ def summary(result) -> str:
     if result.best_params is None:
         return "\n".join(lines + ["  no configuration ran successfully"])
     rows = [("best parameters", ", ".join(f"{k}={v}" for k, v in result.best_params.items())),
-            ("time" if result.objective != "model" else "predicted time", fmt(result.best_ms)),
-            ("model's prediction", fmt(result.predicted_ms)),
-            (f"peer ({result.peer or 'none'})", fmt(result.peer_ms))]
+            ("time" if result.objective != "model" else "predicted time", fmt(result.best_ms))]
+    if result.objective != "model":
+        rows.append(("model's prediction", fmt(result.predicted_ms)))
+    rows.append((f"peer ({result.peer or 'none'})", fmt(result.peer_ms)))
     if result.peer_ms and result.best_ms:
         rows.append(("speed-up over the peer", f"{result.peer_ms / result.best_ms:.2f}x"))
     width = max(len(k) for k, _ in rows)

@@ -1,0 +1,79 @@
+"""The studies without a GPU: paper tables as transcribed, the model's picks, and reports from the
+recorded H100 measurements (studies/results/h100/*.raw.csv)."""
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import studies
+import tuner
+from studies.base import analyse, model_picks, paper_table
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDED = ROOT / "studies" / "results" / "h100"
+
+
+def test_paper_tables_hold_the_printed_values():
+    sat = paper_table("sat").set_index(["algorithm", "nbar"]).paper_ms
+    assert sat[("sat_2r1w", 16384)] == 48.7 and sat[("sat_1r1w", 1024)] == 0.902 and sat[("best_r", 18432)] == 0.0725
+    hmm = paper_table("hmm_permutation").set_index(["algorithm", "variant", "nbar", "dtype"]).paper_printed
+    assert hmm[("hmm_permutation_d_designated", "transpose", 4096, "float32")] == 2850
+    assert hmm[("hmm_scheduled_permutation", "random", 2048, "float64")] == 275
+    dmm = paper_table("dmm_permutation").set_index(["algorithm", "variant", "dtype"]).paper_ns
+    assert dmm[("dmm_permutation_d_designated", "random", "float64")] == 247.8
+    assert dmm[("dmm_permutation_conflict_free_in_place", "bit-reversal", "float32")] == 108.9
+    rap = paper_table("rap").set_index(["algorithm", "mapping"]).paper_ns
+    assert rap[("transpose_crsw", "rap")] == 154.5 and rap[("transpose_crsw", "raw")] == 1595
+    assert len(paper_table("rap_table_2")) == 3 * 4 * 5
+
+
+def test_model_picks_compare_within_ten_percent():
+    frame = pd.DataFrame([
+        {"group": "g", "variant": "", "size": 1, "dtype": "f", "algorithm": "a", "kind": "ours", "measured_ms": 1.05, "predicted_ms": 1.0},
+        {"group": "g", "variant": "", "size": 1, "dtype": "f", "algorithm": "b", "kind": "ours", "measured_ms": 1.0, "predicted_ms": 2.0},
+        {"group": "g", "variant": "", "size": 2, "dtype": "f", "algorithm": "a", "kind": "ours", "measured_ms": 2.0, "predicted_ms": 1.0},
+        {"group": "g", "variant": "", "size": 2, "dtype": "f", "algorithm": "b", "kind": "ours", "measured_ms": 1.0, "predicted_ms": 2.0},
+    ])
+    picks = model_picks(frame).set_index("size")
+    assert picks.loc[1, "right"] and not picks.loc[2, "right"]
+    assert picks.loc[2, "pick_over_fastest"] == 2.0 and picks.loc[2, "fastest"] == "b"
+
+
+def test_analyse_predicts_with_the_calibration():
+    cal = tuner.Calibration("test", unit_ns=0.05, L=1000.0, w_eff=32.0, launch_us=4.0, l2_bytes=0.0)
+    frame = pd.DataFrame([{"algorithm": "hmm_transpose", "size": 1 << 24, "dtype": "float32", "params": "{}",
+                           "case": "{}", "kind": "ours", "measured_ms": 0.2},
+                          {"algorithm": "cupy_copy", "size": 1 << 24, "dtype": "float32", "params": "{}",
+                           "case": "{}", "kind": "copy", "measured_ms": 0.05}])
+    got = analyse(frame, cal)
+    expected = (2 * 1000 - 2 + 4 * (1 << 24) / 32) * 0.05e-6 + 4e-3
+    assert got.predicted_ms[0] == pytest.approx(expected) and pd.isna(got.predicted_ms[1])
+    assert got.relative_error[0] == pytest.approx(abs(expected - 0.2) / 0.2)
+
+
+def test_every_study_reports_from_the_recorded_h100_measurements(tmp_path, run_cli):
+    for raw in RECORDED.glob("*.raw.csv"):
+        shutil.copy(raw, tmp_path / raw.name)
+    assert {p.name.split(".")[0] for p in tmp_path.iterdir()} == set(studies.STUDIES)
+    code, out, err = run_cli("study", "all", "--from-recorded", "--out", str(tmp_path))
+    assert code == 0, err
+    for name in studies.STUDIES:
+        md = (tmp_path / f"{name}.md").read_text()
+        assert md.startswith("# ") and "Calibrated model" in md or name == "rap"
+        assert list(tmp_path.glob(f"{name}*.png")), name
+        frame = pd.read_csv(tmp_path / f"{name}.csv")
+        assert (frame.measured_ms > 0).all() and frame.device.str.contains("H100").all()
+    sat = pd.read_csv(tmp_path / "sat.csv")
+    best = sat[(sat.variant == "best r") & (sat.nbar == 16384) & (sat.dtype == "float32")]
+    assert json.loads(best.params.iloc[0])["r"] > 0.25         # launches make large r win on the H100
+    fidelity = (tmp_path / "fidelity.md").read_text()
+    assert "Median relative error over all studies" in fidelity and "before and after" in fidelity
+
+
+def test_study_errors_are_one_line(run_cli, tmp_path):
+    code, out, err = run_cli("study", "nope", "--out", str(tmp_path))
+    assert code == 2 and "no study 'nope'" in err and err.count("\n") == 1
+    code, out, err = run_cli("study", "sat", "--from-recorded", "--out", str(tmp_path))
+    assert code == 2 and "measure the study on a GPU first" in err
