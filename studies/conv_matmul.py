@@ -15,8 +15,9 @@ class ConvMatmul(Study):
         "Convolution and matrix multiplication on the HMM (002 Figs 3–6) on the H100",
         "002 §IV, GTX Titan (the figures' values are not printed; the comparison is of shapes and knees)",
         "The curves keep the paper's shape, time falling as 1/d until the throughput-bound regime. The knee moved "
-        "from d = 32–64 on the 14-SM GTX Titan to d = 128–256 on the 132-SM H100: d counts blocks, and a block "
-        "per SM is what the model's d means. Register tiles (r) matter far more than the paper's m on this GPU.")
+        "from d = 32–64 on the 14-SM GTX Titan to d = 256–512 blocks on the 132-SM H100 (two to four resident "
+        "blocks per SM), where the model, which sees d and p through occupancy, puts it at 128–512. Register "
+        "tiles (r) matter far more than the paper's m on this GPU.")
 
     def measure(self, repeats=5):
         rows = []
