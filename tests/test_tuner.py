@@ -336,3 +336,18 @@ def test_cli_tune_model_prints_a_summary(run_cli):
                              "--trials", "4")
     assert code == 0, err
     assert "best parameters" in out and "predicted time" in out and "4 complete" in out
+
+
+def test_cli_calibrate_refits_the_recorded_h100_measurements(run_cli, tmp_path):
+    recorded = ROOT / "bench" / "results" / "h100" / "calibration" / "calibration.csv"
+    code, out, err = run_cli("calibrate", "--from-csv", str(recorded), "--out", str(tmp_path / "c.toml"), "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["device"] == "NVIDIA H100 80GB HBM3" and got["fit"]["held_out"] == 18
+    assert got["fit"]["median_relative_error_held_out"] < 0.6 and 2000 < got["copy_GBps"] < 3400
+    shipped = tuner.load_calibration("NVIDIA H100 80GB HBM3")
+    assert tuner.load_calibration(path=tmp_path / "c.toml").unit_ns == pytest.approx(shipped.unit_ns, rel=1e-6)
+    code, out, err = run_cli("calibrate", "--from-csv", str(tmp_path / "missing.csv"))
+    assert code == 2 and "no file" in err
+    code, out, err = run_cli("calibrate")
+    assert code == 2 and "GPU" in err and err.count("\n") == 1

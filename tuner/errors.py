@@ -14,5 +14,5 @@ class CalibrationError(MemtuneError):
     """A calibration file is missing, unreadable, or the fit had too little data."""
 
 
-class LookupError_(MemtuneError):
+class LookupTableError(MemtuneError):
     """A lookup table is unreadable or holds no usable row."""

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from costmodel.errors import ParameterError
 
-from .errors import LookupError_
+from .errors import LookupTableError
 from .storage import data_dir
 
 KEY = ["device", "kernel", "dtype", "size", "case"]
@@ -61,10 +61,10 @@ class LookupTable:
         try:
             frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path, keep_default_na=False)
         except Exception as exc:
-            raise LookupError_(f"lookup table {path}: unreadable ({type(exc).__name__}: {exc})") from None
+            raise LookupTableError(f"lookup table {path}: unreadable ({type(exc).__name__}: {exc})") from None
         missing = sorted(set(COLUMNS) - set(frame.columns))
         if missing:
-            raise LookupError_(f"lookup table {path}: columns {missing} missing; is it a memtune lookup table?")
+            raise LookupTableError(f"lookup table {path}: columns {missing} missing; is it a memtune lookup table?")
         frame["size"] = frame["size"].astype(int)
         return cls(frame[COLUMNS])
 

@@ -25,7 +25,15 @@ def run(args) -> int:
 
     log = (lambda m: None) if args.json else (lambda m: sys.stderr.write(m + "\n"))
     if args.from_csv:
+        from pathlib import Path
+
+        from tuner.errors import CalibrationError
+
+        if not Path(args.from_csv).is_file():
+            raise CalibrationError(f"from-csv: no file {args.from_csv!r}")
         frame = pd.read_csv(args.from_csv)
+        if not {"kernel", "size", "dtype", "params", "case", "median_ms", "device"} <= set(frame.columns):
+            raise CalibrationError(f"from-csv: {args.from_csv} is not a calibration CSV (memtune calibrate --csv)")
         meta = frame[frame.kernel == "_meta"]
         copy_GBps = float(meta.iloc[0]["median_ms"]) if not meta.empty else 3000.0
         frame = frame[frame.kernel != "_meta"]
