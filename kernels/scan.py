@@ -185,7 +185,6 @@ class LookbackScan(_ScanBase):
 
     def make_inputs(self, size, dtype="float32", seed=0, **case):
         inputs = super().make_inputs(size, dtype, seed, **case)
-        cp = cupy()
         inputs.arrays.update(lookback_arrays(-(-size // (128 * 4)), dtype))   # enough for the smallest tile
         return inputs
 

@@ -4,10 +4,8 @@ Schedules are computed on the CPU, in parallel processes (28 s each for n = 2^24
 """
 from __future__ import annotations
 
-import json
 from concurrent.futures import ProcessPoolExecutor
 
-import numpy as np
 import pandas as pd
 
 from costmodel import permutations as perms

@@ -10,7 +10,8 @@ from .objectives import Grid, MeasureObjective, ModelObjective, ReplayObjective
 from .problem import Problem
 from .study import Study, StudyResult
 
-REPLAY_GRIDS = Path(__file__).resolve().parents[1] / "bench" / "grids"
+# the grids recorded on the H100 (in a clone of the repository; an installed memtune needs --grid)
+DEFAULT_GRID = Path(__file__).resolve().parents[1] / "bench" / "grids" / "h100" / "grids.csv"
 MODEL_DEVICE = "NVIDIA H100 80GB HBM3"     # the model objective's default calibration (shipped)
 
 
@@ -37,14 +38,10 @@ def make_objective(problem: Problem, kind: str, grid: str | None = None, repeats
         except GPUUnavailableError as exc:
             raise TunerError(f"objective measure: {exc}; use --objective model (or replay) without a GPU") from None
     if kind == "replay":
-        return ReplayObjective(problem, Grid.read(grid or default_grid(problem)))
+        return ReplayObjective(problem, Grid.read(grid or DEFAULT_GRID))
     if kind == "model":
         return ModelObjective(problem, calib.load(MODEL_DEVICE))
     raise TunerError(f"objective: must be one of measure, model, replay, auto; got {kind!r}")
-
-
-def default_grid(problem: Problem) -> Path:
-    return REPLAY_GRIDS / "h100" / "grids.csv"
 
 
 def tune(problem: Problem, objective: str = "auto", trials: int = 30, storage: str | None = None,
