@@ -325,6 +325,8 @@ def test_cli_tune_then_lookup(run_cli, tmp_path):
     assert code == 0 and "source: model" in out
     code, out, err = run_cli("tune", "sat_1pr1w", "--n", "100", "--objective", "measure")
     assert code == 2 and err.count("\n") == 1
+    code, out, err = run_cli("lookup", "sat_1pr1w", "--n", "64", "--table", str(tmp_path / "none.csv"))
+    assert code == 2 and "no file" in err
     bad = tmp_path / "bad.csv"
     bad.write_text("a,b\n1,2\n")
     code, out, err = run_cli("lookup", "sat_1pr1w", "--n", "64", "--table", str(bad))
@@ -351,3 +353,7 @@ def test_cli_calibrate_refits_the_recorded_h100_measurements(run_cli, tmp_path):
     assert code == 2 and "no file" in err
     code, out, err = run_cli("calibrate")
     assert code == 2 and "GPU" in err and err.count("\n") == 1
+    junk = tmp_path / "junk.csv"
+    junk.write_text('a,"b\n1\n')
+    code, out, err = run_cli("calibrate", "--from-csv", str(junk))
+    assert code == 2 and err.count("\n") == 1

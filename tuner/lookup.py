@@ -52,11 +52,14 @@ class LookupTable:
         self.frame = frame if frame is not None else pd.DataFrame(columns=COLUMNS)
 
     @classmethod
-    def read(cls, path: str | Path | None = None) -> "LookupTable":
+    def read(cls, path: str | Path | None = None, must_exist: bool = False) -> "LookupTable":
+        """The table at ``path`` (default: the data directory's); a missing default table is empty."""
         import pandas as pd
 
         path = Path(path or default_path())
         if not path.exists():
+            if must_exist:
+                raise LookupTableError(f"table: no file {str(path)!r}")
             return cls()
         try:
             frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path, keep_default_na=False)

@@ -31,7 +31,10 @@ def run(args) -> int:
 
         if not Path(args.from_csv).is_file():
             raise CalibrationError(f"from-csv: no file {args.from_csv!r}")
-        frame = pd.read_csv(args.from_csv)
+        try:
+            frame = pd.read_csv(args.from_csv)
+        except Exception as exc:   # not a CSV at all
+            raise CalibrationError(f"from-csv: {args.from_csv} is not a readable CSV ({type(exc).__name__})") from None
         if not {"kernel", "size", "dtype", "params", "case", "median_ms", "device"} <= set(frame.columns):
             raise CalibrationError(f"from-csv: {args.from_csv} is not a calibration CSV (memtune calibrate --csv)")
         meta = frame[frame.kernel == "_meta"]

@@ -23,7 +23,7 @@ def run(args) -> int:
 
     problem = tuner.problem(args.name, args.n, args.dtype, **parse_case(args.case))
     cal = tuner.load_calibration(args.device, args.calibration)
-    answer = tuner.lookup(problem, tuner.LookupTable.read(args.table), cal, args.device)
+    answer = tuner.lookup(problem, tuner.LookupTable.read(args.table, must_exist=args.table is not None), cal, args.device)
     if args.json:
         print_json(answer.to_dict())
         return 0
