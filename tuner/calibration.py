@@ -12,11 +12,13 @@ words, so its width in elements halves. The UMM algorithms (sum, prefix sums) ru
 with their latency l set to L. The kernel-launch overhead is a term the seeds do not have: on a
 GPU a barrier is a kernel boundary and costs microseconds, not L.
 
-Three refinements beyond the seeds, each a named field that is off by default: ``l2_speedup``
-(problems whose compulsory traffic fits the L2 run their memory rounds faster), ``sector_bytes``
-(a casual access of the designated permutations moves one 32-byte sector, so D_w(P) address groups
-cost sector_bytes / (4 w_eff) of a round) and ``family_scale`` (the fitted median bias per kernel
-family). The fidelity report shows each one's effect.
+Refinements beyond the seeds, each a named field that is off by default: ``l2_speedup`` (problems
+whose compulsory traffic fits the L2 run their memory rounds faster), ``sector_bytes`` (a casual
+access of the designated permutations moves one 32-byte sector, so D_w(P) address groups cost
+sector_bytes / (4 w_eff) of a round), ``casual_write_factor`` (on ECC memory a casual write reads
+and writes its sector: 2) and ``family_scale`` (the fitted median bias per kernel family). A fit
+sets the sector and write terms from the hardware and fits the rest; the fidelity report shows
+each term's effect.
 
 The fit (:func:`fit`) is a least-squares fit of log(predicted / measured) over measured kernels,
 with some sizes held out to report the error on data the fit has not seen. Calibrations are TOML
@@ -58,6 +60,7 @@ class Calibration:
     l2_speedup: float = 1.0        # ... runs its memory rounds this much faster (intermediate passes hit the L2)
     family_scale: dict = field(default_factory=dict)   # per kernel family: the median measured/predicted of the fit
     sector_bytes: float = 0.0      # > 0: a casual access moves one sector of this size, not a w-word round
+    casual_write_factor: float = 1.0   # a casual write's sector is read and written (partial-sector ECC update)
     source: str = "default"
     fit: dict = field(default_factory=dict)
 
@@ -72,7 +75,8 @@ class Calibration:
         else:
             values.update(w=self.w_eff * 4 / itemsize, L=self.L, l=self.L if "UMM" in entry.model else self.l)
             if self.sector_bytes and "Dw" in values:   # D_w(P) address groups, each a sector, not a full round
-                values["Dw"] *= self.sector_bytes / (self.w_eff * 4)
+                writes = entry.rounds.global_casual_write != 0
+                values["Dw"] *= self.sector_bytes / (self.w_eff * 4) * (self.casual_write_factor if writes else 1.0)
         return {k: values[k] for k in entry.parameters if k in values}
 
     def units(self, kernel, size, dtype, params, case) -> float:
@@ -214,7 +218,9 @@ def fit(observations: list[Observation], device: str, holdout=lambda o: False, c
     test = [o for o in observations if holdout(o)]
     if len(train) < len(FITTED):
         raise CalibrationError(f"calibration: {len(train)} measurements to fit {len(FITTED)} values; measure more")
-    base = Calibration(device=device, source="fit")
+    # hardware facts, not fitted: 32-byte sectors (every NVIDIA GPU since Maxwell) and ECC memory, on
+    # which a partial-sector write is a read-modify-write of the sector (HBM always has ECC on)
+    base = Calibration(device=device, source="fit", sector_bytes=32.0, casual_write_factor=2.0)
     if copy_GBps:
         base = replace(base, copy_GBps=copy_GBps)
     if launch_floor_us:
