@@ -9,6 +9,7 @@ memory per block) at most ``max_shared``. Both are expressions over the paramete
 """
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, field
 
@@ -23,10 +24,17 @@ class Limits:
     max_threads: int = 1024
     max_shared: int = 227 * 1024
     itemsize: int = 4
+    sms: int = 132                  # streaming multiprocessors (the HMM's DMMs)
+    threads_per_sm: int = 2048      # resident threads per SM
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(expr: str):
+    return compile(expr, "<restriction>", "eval")   # check_params evaluates restrictions on every run
 
 
 def _evaluate(expr: str, names: dict):
-    return eval(compile(expr, "<restriction>", "eval"), {"__builtins__": {"min": min, "max": max}}, names)
+    return eval(_compiled(expr), {"__builtins__": {"min": min, "max": max}}, names)
 
 
 @dataclass(frozen=True)
@@ -40,7 +48,7 @@ class SearchSpace:
     def __post_init__(self):
         for expr in self.restrictions + tuple(e for e in (self.threads, self.shared) if e):
             try:
-                compile(expr, "<restriction>", "eval")
+                _compiled(expr)
             except SyntaxError as exc:
                 raise ParameterError("restrictions", f"not a Python expression: {expr!r} ({exc.msg})") from None
 

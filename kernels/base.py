@@ -87,11 +87,17 @@ def next_epoch(inputs: "Inputs") -> np.uint32:
     return np.uint32(inputs.host["epoch"])
 
 
-def hmm_occupancy(grid: int, threads: int, limits: Limits, sms: int = 132, per_sm: int = 2048) -> dict:
+def hmm_occupancy(grid: int, threads: int, limits: Limits) -> dict:
     """The HMM's d and p for a launch of ``grid`` blocks of ``threads``: d DMMs busy, p threads resident on each."""
-    d = min(grid, sms)
-    resident_blocks = max(1, min(-(-grid // sms), per_sm // max(threads, 1)))
+    d = min(grid, limits.sms)
+    resident_blocks = max(1, min(-(-grid // limits.sms), limits.threads_per_sm // max(threads, 1)))
     return {"d": d, "p": threads * resident_blocks}
+
+
+def umm_threads(grid: int, threads: int, limits: Limits) -> int:
+    """The UMM's p for such a launch: every resident thread of every busy SM."""
+    occ = hmm_occupancy(grid, threads, limits)
+    return occ["d"] * occ["p"]
 
 
 def dtype_of(name: str) -> np.dtype:

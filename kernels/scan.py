@@ -6,7 +6,7 @@ import numpy as np
 
 from costmodel.errors import ParameterError
 
-from .base import Inputs, Kernel, cupy, dtype_of, function, hmm_occupancy, launch, lookback_arrays, next_epoch
+from .base import Inputs, Kernel, cupy, dtype_of, function, launch, lookback_arrays, next_epoch, umm_threads
 
 SOURCE = "scan.cu"
 WHICH = {"sum": 0, "prefix_sums_simple": 1, "prefix_sums_optimal": 2}
@@ -96,8 +96,7 @@ class GlobalScan(_ScanBase):
 
     def model_values(self, size, params, case, limits):
         grid = params["d"] or -(-size // params["threads"])
-        occ = hmm_occupancy(grid, params["threads"], limits)
-        return {"n": size, "p": occ["d"] * occ["p"]}        # the UMM's p: every resident thread
+        return {"n": size, "p": umm_threads(grid, params["threads"], limits)}
 
     def launches(self, size, params, case):
         steps = size.bit_length() - 1
@@ -151,8 +150,7 @@ class SinglePassSum(_ScanBase):
     threads = "threads"
 
     def model_values(self, size, params, case, limits):
-        occ = hmm_occupancy(params["d"], params["threads"], limits)
-        return {"n": size, "p": occ["d"] * occ["p"]}
+        return {"n": size, "p": umm_threads(params["d"], params["threads"], limits)}
 
     def launches(self, size, params, case):
         return 2
@@ -180,8 +178,7 @@ class LookbackScan(_ScanBase):
 
     def model_values(self, size, params, case, limits):
         tiles = -(-size // (params["threads"] * params["items"]))
-        occ = hmm_occupancy(tiles, params["threads"], limits)
-        return {"n": size, "p": occ["d"] * occ["p"]}
+        return {"n": size, "p": umm_threads(tiles, params["threads"], limits)}
 
     def make_inputs(self, size, dtype="float32", seed=0, **case):
         inputs = super().make_inputs(size, dtype, seed, **case)

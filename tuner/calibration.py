@@ -66,10 +66,11 @@ class Calibration:
 
     # -- predictions ------------------------------------------------------------------------------
     def values(self, kernel, size: int, dtype: str, params: dict, case: dict) -> dict:
+        """The algorithm's parameter values for this configuration on this device (``params`` complete, checked)."""
         itemsize = np.dtype(dtype).itemsize
         limits = Limits(itemsize=itemsize)
         entry = kernel.cost_entry()
-        values = dict(kernel.model_values(size, kernel.check_params(params), case, limits))
+        values = dict(kernel.model_values(size, params, case, limits))
         if kernel.memory == "shared":
             values.update(w=limits.w, l=self.l)
         else:
@@ -81,21 +82,22 @@ class Calibration:
 
     def units(self, kernel, size, dtype, params, case) -> float:
         entry = kernel.cost_entry()
-        got = query.evaluate(entry, "time", self.values(kernel, size, dtype, params, case))
+        values = self.values(kernel, size, dtype, params, case)
+        got = query.evaluate(entry, "time", values)
         if got is None:
-            missing = [p for p in entry.parameters if p not in self.values(kernel, size, dtype, params, case)]
+            missing = [p for p in entry.parameters if p not in values]
             raise CalibrationError(f"{kernel.name}: the model needs {', '.join(missing) or 'valid values'}")
         return float(got)
 
     def predict_ms(self, kernel, size: int, dtype: str, params: dict, case: dict | None = None) -> float:
-        case = case or {}
+        case, params = case or {}, kernel.check_params(params)
         units = self.units(kernel, size, dtype, params, case)
         scale = self.family_scale.get(kernel.family, 1.0)
         if kernel.memory == "shared":
             return scale * units * self.shared_unit_ns * 1e-6
         if kernel.compulsory_bytes(size, np.dtype(dtype).itemsize) <= self.l2_bytes:
             units /= self.l2_speedup
-        launches = kernel.launches(size, kernel.check_params(params), case)
+        launches = kernel.launches(size, params, case)
         return scale * (units * self.unit_ns * 1e-6 + launches * self.launch_us * 1e-3)
 
     def lower_bound_ms(self, kernel, size: int, dtype: str, params: dict, case: dict | None = None) -> float:

@@ -48,6 +48,23 @@ def _key(params: dict) -> str:
     return json.dumps(params, sort_keys=True, default=str)
 
 
+@dataclass(frozen=True)
+class _Progress:
+    """What one read of the study says: trials run, running now, the best time, the configurations tried."""
+
+    done: int
+    running: int
+    best: float | None
+    tried: frozenset
+
+    @classmethod
+    def of(cls, trials) -> "_Progress":
+        TrialState = _trial_state()
+        values = [t.value for t in trials if t.state == TrialState.COMPLETE]
+        return cls(done=sum(counted(t) for t in trials), running=sum(t.state == TrialState.RUNNING for t in trials),
+                   best=min(values) if values else None, tried=frozenset(_key(t.params) for t in trials if t.params))
+
+
 def default_study_name(problem, objective) -> str:
     case = "".join(f",{k}={v}" for k, v in sorted(problem.case.items()))
     return f"{problem.kernel.name}:{problem.dtype}:n={problem.size}{case}:{objective.name}@{objective.device}"
@@ -91,7 +108,7 @@ class Study:
         self.study = optuna.create_study(storage=self.storage, study_name=self.name, direction="minimize",
                                          sampler=sampler, load_if_exists=True)
         self._describe()
-        self._bound_cache: dict[str, float] = {}
+        self._point_keys = frozenset(_key(p) for p in self.points)
 
     # -- the model ------------------------------------------------------------------------------
     def predict(self, params: dict) -> float:
@@ -123,12 +140,6 @@ class Study:
             with quiet():
                 optuna.storages.fail_stale_trials(self.study)
 
-    def _remaining(self) -> int:
-        TrialState = _trial_state()
-        trials = self.study.get_trials(deepcopy=False)
-        busy = sum(counted(t) or t.state == TrialState.RUNNING for t in trials)
-        return self.trials - busy
-
     def _tried(self, trial) -> tuple[int | None, int]:
         """(number of an earlier trial holding the same configuration, number of earlier trials in the budget)."""
         TrialState = _trial_state()
@@ -150,13 +161,8 @@ class Study:
             trial.set_user_attr(k, v)
         self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
 
-    def _best(self) -> float | None:
-        TrialState = _trial_state()
-        values = [t.value for t in self.study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))]
-        return min(values) if values else None
-
-    def _one(self, trial) -> str:
-        """Run one asked trial; returns what happened ('ran', 'failed', 'pruned', 'surplus')."""
+    def _one(self, trial, best: float | None) -> str:
+        """Run one asked trial (``best``: the best time so far); returns 'ran', 'failed', 'pruned' or 'surplus'."""
         import optuna
 
         if hasattr(self.storage, "record_heartbeat"):
@@ -174,7 +180,7 @@ class Study:
             self._prune(trial, f"infeasible: {reason}")
             return "pruned"
         params = self.problem.kernel.check_params(trial.params)
-        predicted, bound, best = self.predict(params), self.lower_bound(params), self._best()
+        predicted, bound = self.predict(params), self.lower_bound(params)
         trial.set_user_attr("predicted_ms", predicted)
         trial.set_user_attr("lower_bound_ms", bound)
         if self.guide and best is not None and bound > best:
@@ -201,34 +207,25 @@ class Study:
             try:
                 while idle < MAX_IDLE_ASKS:
                     self._fail_stale()
-                    left = self._remaining()
-                    done = sum(counted(t) for t in self.study.get_trials(deepcopy=False))
-                    bar.update(min(done, trials) - bar.n)
-                    if left <= 0:
-                        if done >= trials or not self._others_running():
+                    now = _Progress.of(self.study.get_trials(deepcopy=False))
+                    bar.update(min(now.done, trials) - bar.n)
+                    if target_ms is not None and now.best is not None and now.best <= target_ms:
+                        break
+                    if now.done + now.running >= trials:
+                        if now.done >= trials or not now.running:
                             break
                         time.sleep(0.5)           # another worker's trial may still fail to count
                         continue
-                    if self._exhausted():
+                    if self._point_keys <= now.tried:
                         break                         # every feasible configuration has run or was ruled out
-                    what = self._one(self.study.ask(self.problem.distributions()))
+                    what = self._one(self.study.ask(self.problem.distributions()), now.best)
                     idle = 0 if what in ("ran", "failed") else idle + 1
-                    if what == "surplus" or (target_ms is not None and (self._best() or float("inf")) <= target_ms):
+                    if what == "surplus":
                         break
             finally:
-                bar.update(min(sum(counted(t) for t in self.study.get_trials(deepcopy=False)), trials) - bar.n)
+                bar.update(min(_Progress.of(self.study.get_trials(deepcopy=False)).done, trials) - bar.n)
                 bar.close()
         return self.result()
-
-    def _exhausted(self) -> bool:
-        if not hasattr(self, "_point_keys"):
-            self._point_keys = {_key(p) for p in self.points}
-        tried = {_key(t.params) for t in self.study.get_trials(deepcopy=False) if t.params}
-        return self._point_keys <= tried
-
-    def _others_running(self) -> bool:
-        TrialState = _trial_state()
-        return any(t.state == TrialState.RUNNING for t in self.study.get_trials(deepcopy=False))
 
     def result(self) -> StudyResult:
         TrialState = _trial_state()

@@ -26,8 +26,9 @@ def gpu_available() -> bool:
 
 
 def make_objective(problem: Problem, kind: str, grid: str | None = None, repeats: int = 20,
-                   time_limit_ms: float = 2000.0):
-    """``measure`` (GPU), ``model``, ``replay`` (a recorded grid), or ``auto``: measure where there is a GPU."""
+                   time_limit_ms: float = 2000.0, calibration: str | None = None):
+    """``measure`` (GPU), ``model``, ``replay`` (a recorded grid), or ``auto``: measure where there is a GPU.
+    ``calibration`` (a file) replaces the model objective's default, the shipped H100 calibration."""
     if kind == "auto":
         kind = "measure" if gpu_available() else "model"
     if kind == "measure":
@@ -40,7 +41,7 @@ def make_objective(problem: Problem, kind: str, grid: str | None = None, repeats
     if kind == "replay":
         return ReplayObjective(problem, Grid.read(grid or DEFAULT_GRID))
     if kind == "model":
-        return ModelObjective(problem, calib.load(MODEL_DEVICE))
+        return ModelObjective(problem, calib.load(MODEL_DEVICE, calibration))
     raise TunerError(f"objective: must be one of measure, model, replay, auto; got {kind!r}")
 
 
@@ -49,11 +50,8 @@ def tune(problem: Problem, objective: str = "auto", trials: int = 30, storage: s
          grid: str | None = None, table: str | None = None, calibration: str | None = None,
          repeats: int = 20) -> StudyResult:
     """Run (or resume) a study and record its best measured configuration in the lookup table."""
-    obj = make_objective(problem, objective, grid, repeats)
-    cal = calib.load(MODEL_DEVICE if obj.name == "model" else obj.device, calibration)
-    if obj.name == "model":
-        obj.calibration = cal
-        obj.device = f"model:{cal.device}"
+    obj = make_objective(problem, objective, grid, repeats, calibration=calibration)
+    cal = obj.calibration if obj.name == "model" else calib.load(obj.device, calibration)
     result = Study(problem, obj, cal, storage=storage, name=study, strategy=strategy, seed=seed).run(trials, progress)
     if result.best_params is not None and obj.name != "model":
         lookup = LookupTable.read(table)

@@ -30,13 +30,13 @@ def _entry(name, rounds, description, optimal, **extra):
         claims={"optimal": optimal}, domain=DOMAIN, **extra))
 
 
-_entry("hmm_permutation_d_designated", Rounds(global_coalesced_read=2, global_casual_write=1),
-       "b[p[i]] = a[i] in global memory: D_w(P) + 2n/w + 3L − 3 (Dw = D_w(P))", False,
-       more=("Dw",), worst_case={Dw: n}, source="000 §5.2, Lemma 5.2.3, Table 5.1")
-_entry("hmm_permutation_s_designated",
-       Rounds(global_casual_read=1, global_coalesced_read=1, global_coalesced_write=1),
-       "b[i] = a[q[i]]: D_w(P^-1) + 2n/w + 3L − 3 (Dw stands for D_w(P^-1) here)", False,
-       more=("Dw",), worst_case={Dw: n}, source="000 §5.2, Lemma 5.2.3, Table 5.1")
+for name, rounds, description in (
+    ("hmm_permutation_d_designated", Rounds(global_coalesced_read=2, global_casual_write=1),
+     "b[p[i]] = a[i] in global memory: D_w(P) + 2n/w + 3L − 3 (Dw = D_w(P))"),
+    ("hmm_permutation_s_designated", Rounds(global_casual_read=1, global_coalesced_read=1, global_coalesced_write=1),
+     "b[i] = a[q[i]]: D_w(P^-1) + 2n/w + 3L − 3 (Dw stands for D_w(P^-1) here)")):
+    _entry(name, rounds, description, False, more=("Dw",), worst_case={Dw: n},
+           source="000 §5.2, Lemma 5.2.3, Table 5.1")
 _entry("hmm_transpose", Rounds(global_coalesced_read=1, global_coalesced_write=1,
                                shared_conflict_free_read=1, shared_conflict_free_write=1),
        "n̄ x n̄ transpose through w x w tiles in the diagonal arrangement: 4n/w + 2L − 2", True,

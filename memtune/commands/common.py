@@ -33,6 +33,22 @@ def parse_case(items: list[str]) -> dict:
     return out
 
 
+def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments naming a tuning problem: a kernel, its size, dtype and case values."""
+    parser.add_argument("name", help="kernel name (an unknown name lists them all)")
+    parser.add_argument("--n", type=positive, required=True, help="problem size (elements; n̄² for matrices)")
+    parser.add_argument("--dtype", default="float32", choices=("float32", "float64"))
+    parser.add_argument("--case", action="append", default=[], metavar="NAME=VALUE",
+                        help="problem value besides the size, e.g. --case perm=bit-reversal or --case v=3")
+
+
+def problem_from(args):
+    """The tuner's problem the arguments of :func:`add_problem_arguments` name."""
+    import tuner
+
+    return tuner.problem(args.name, args.n, args.dtype, **parse_case(args.case))
+
+
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 

@@ -1,18 +1,15 @@
 """``memtune lookup``: the best known parameters of a kernel at a size, and where they come from."""
 from __future__ import annotations
 
-from .common import add_json_flag, parse_case, positive, print_json
+from .common import add_json_flag, add_problem_arguments, print_json, problem_from
 
 NAME = "lookup"
 HELP = "the best recorded parameters for a kernel and size (measured, nearest size, or the model's pick)"
 
 
 def add_arguments(parser):
-    parser.add_argument("name", help="kernel name")
-    parser.add_argument("--n", type=positive, required=True, help="problem size")
-    parser.add_argument("--dtype", default="float32", choices=("float32", "float64"))
+    add_problem_arguments(parser)
     parser.add_argument("--device", default=None, help="device name or part of it (default: any)")
-    parser.add_argument("--case", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--table", default=None, help="lookup table CSV/Parquet (default: in the data directory)")
     parser.add_argument("--calibration", default=None, help="calibration TOML for the model's pick")
     add_json_flag(parser)
@@ -21,7 +18,7 @@ def add_arguments(parser):
 def run(args) -> int:
     import tuner
 
-    problem = tuner.problem(args.name, args.n, args.dtype, **parse_case(args.case))
+    problem = problem_from(args)
     cal = tuner.load_calibration(args.device, args.calibration)
     answer = tuner.lookup(problem, tuner.LookupTable.read(args.table, must_exist=args.table is not None), cal, args.device)
     if args.json:

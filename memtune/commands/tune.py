@@ -1,18 +1,14 @@
 """``memtune tune``: a model-guided Optuna study of one kernel at one size, then its best in the lookup table."""
 from __future__ import annotations
 
-from .common import add_json_flag, parse_case, positive, print_json
+from .common import add_json_flag, add_problem_arguments, positive, print_json, problem_from
 
 NAME = "tune"
 HELP = "tune a kernel's parameters (block size, d, p, m, r, ...) in an Optuna study guided by the cost model"
 
 
 def add_arguments(parser):
-    parser.add_argument("name", help="kernel name (memtune algorithms --kernels lists them)")
-    parser.add_argument("--n", type=positive, required=True, help="problem size (elements; n̄² for matrices)")
-    parser.add_argument("--dtype", default="float32", choices=("float32", "float64"))
-    parser.add_argument("--case", action="append", default=[], metavar="NAME=VALUE",
-                        help="problem value besides the size, e.g. --case perm=bit-reversal or --case v=3")
+    add_problem_arguments(parser)
     parser.add_argument("--objective", default="auto", choices=("auto", "measure", "model", "replay"),
                         help="auto (default): measure on a GPU, the calibrated model without one")
     parser.add_argument("--trials", type=positive, default=30, help="configurations to run (default 30)")
@@ -33,7 +29,7 @@ def run(args) -> int:
 
     import tuner
 
-    problem = tuner.problem(args.name, args.n, args.dtype, **parse_case(args.case))
+    problem = problem_from(args)
     result = tuner.tune(problem, objective=args.objective, trials=args.trials, storage=args.storage,
                         study=args.study, strategy=args.strategy, seed=args.seed,
                         progress=not (args.no_progress or args.json) and sys.stderr.isatty(),
