@@ -3,7 +3,7 @@
 Goals (H100): SAT 16384^2 float32, the fastest memtune SAT <= 1.3x the copy of the matrix and
 >= 30x faster than ``cupy.cumsum(cupy.cumsum(a, 0), 1)``; for n̄ from 1024 to 16384, (1+r)R1W at
 its best r never slower than both 2R1W and 1R1W, with the best r beside Table 6.2's and the model's.
-Run: ``python bench/sat.py [--out DIR]``.
+Run: ``python bench/sat.py [--out DIR] [--headline]``.
 """
 from __future__ import annotations
 
@@ -50,7 +50,8 @@ def cpu_baselines(nbar):
 
 
 def main() -> None:
-    args, out = setup(__doc__, repeats=10)
+    args, out = setup(__doc__, repeats=10, extra=lambda p: p.add_argument(
+        "--headline", action="store_true", help="the 16384² table only (no sweep over n̄, no CPU baselines)"))
     big = 16384 * 16384
     rows = []
     copy_k = kernels.get("cupy_copy")
@@ -77,6 +78,9 @@ def main() -> None:
     table["cupy_over_ours"] = peer_row["median_ms"] / table.ms
     print(f"\nSAT 16384^2 float32: copy {copy['median_ms']:.3f} ms, cupy double cumsum {peer_row['median_ms']:.3f} ms")
     print(table.to_string())
+    if args.headline:
+        pd.DataFrame(rows + [copy, peer_row]).to_csv(out / "sat_headline.csv", index=False)
+        return
     sweep = []
     preset = load_preset("h100")
     for nbar in (1024, 2048, 4096, 8192, 16384):
@@ -99,7 +103,9 @@ def main() -> None:
         best_r.append({"nbar": nbar, "2R1W ms": t2, "1R1W ms": t1, "1R1W lookback ms": tl,
                        "(1+r)R1W best ms": pr.median_ms, "best r": pr.r, "paper r (780 Ti)": paper,
                        "model r (h100 preset)": query.best_r(nbar, preset.machine.L),
-                       "(1+r) <= min(2R1W, 1R1W)": pr.median_ms <= min(t2, t1) * 1.0001})
+                       # the goal: never slower than both, i.e. at least as fast as one of them
+                       "(1+r) not slower than both": pr.median_ms <= max(t2, t1) * 1.0001,
+                       "(1+r) faster than both": pr.median_ms <= min(t2, t1) * 1.0001})
     print("\n(1+r)R1W against 2R1W and 1R1W (ms)")
     print(pd.DataFrame(best_r).round(4).to_string(index=False))
     cpu = pd.DataFrame([cpu_baselines(n) for n in (1024, 4096, 16384)])

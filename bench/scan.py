@@ -23,7 +23,7 @@ def headline(n, repeats):
     copy_k = kernels.get("cupy_copy")
     copy = measure(copy_k, copy_k.make_inputs(n, "float32", 1, perm="identical"), repeats=repeats)
     for ours_name, peer_name, grid in (
-            ("prefix_sums_lookback", "cupy_cumsum", [{"threads": t, "items": i} for t in (128, 256, 512, 1024) for i in (4, 8, 16, 32, 64) if t * i <= 8192]),
+            ("prefix_sums_lookback", "cupy_cumsum", kernels.get("prefix_sums_lookback").space.points()),
             ("sum_single_pass", "cupy_sum", [{"threads": t, "d": d} for t in (256, 512, 1024) for d in (264, 528, 1056, 2112)])):
         k, peer = kernels.get(ours_name), kernels.get(peer_name)
         inputs = k.make_inputs(n, "float32", 2)

@@ -10,6 +10,11 @@
 
 enum { AGGREGATE = 1, INCLUSIVE = 2 };
 
+// The 16-byte vector both single-pass kernels move memory in: V elements of T.
+template <typename T> struct Vec;
+template <> struct Vec<float> { static constexpr int V = 4; using type = float4; };
+template <> struct Vec<double> { static constexpr int V = 2; using type = double2; };
+
 __device__ __forceinline__ unsigned status_code(unsigned epoch, int kind) { return (epoch << 2) | kind; }
 
 template <typename T> struct Status;

@@ -166,58 +166,105 @@ __device__ T lookback_exclusive(typename Status<T>::Word* status, long long tile
     return excl;
 }
 
-template <typename T, int ITEMS>
-__device__ void scan_lookback(const T* __restrict__ in, T* __restrict__ out, long long n, unsigned* counter,
-                              typename Status<T>::Word* status, unsigned epoch) {
-    extern __shared__ __align__(16) unsigned char smem[];
-    T* buf = reinterpret_cast<T*>(smem);                        // ITEMS * blockDim elements, padded
-    __shared__ T warp_tot[32];
-    __shared__ T carry;
-    __shared__ unsigned tile_s;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, P = blockDim.x;
-    if (tid == 0) tile_s = atomicAdd(counter, 1u);
-    __syncthreads();
-    const long long tile = tile_s;
-    const long long base = tile * (long long)P * ITEMS;
-    auto pad = [](int i) { return i + (i >> 5); };
+// A tile is blockDim / 32 warps, each owning 32 Q consecutive 16-byte vectors; lane j holds the
+// warp's vectors j, j + 32, ...: every load and store is one coalesced 512-byte warp access, and the
+// tile is scanned in registers with shuffles, with no shared-memory transpose and one barrier before
+// and one after the look-back. Only a warp whose segment runs past n takes the guarded scalar path.
+template <typename T, int Q>
+__device__ void load_segment(const T* __restrict__ in, T (&v)[Q][Vec<T>::V], long long seg, long long n, bool full) {
+    constexpr int V = Vec<T>::V;
+    const int lane = threadIdx.x & 31;
+    const typename Vec<T>::type* in_v = reinterpret_cast<const typename Vec<T>::type*>(in + seg);
 #pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {                           // striped, coalesced load
-        long long g = base + k * P + tid;
-        buf[pad(k * P + tid)] = g < n ? in[g] : T(0);
-    }
-    __syncthreads();
-    T v[ITEMS];
-    T run = 0;
+    for (int k = 0; k < Q; ++k) {
+        if (full) {
+            typename Vec<T>::type x = in_v[k * 32 + lane];
+            const T* e = reinterpret_cast<const T*>(&x);
 #pragma unroll
-    for (int k = 0; k < ITEMS; ++k) { run += buf[pad(tid * ITEMS + k)]; v[k] = run; }   // blocked: own prefix
-    T x = run;                                                  // warp inclusive scan of thread totals
+            for (int i = 0; i < V; ++i) v[k][i] = e[i];
+        } else {
+            const long long g = seg + (long long)V * (k * 32 + lane);
 #pragma unroll
-    for (int o = 1; o < 32; o <<= 1) { T y = __shfl_up_sync(0xffffffffu, x, o); if (lane >= o) x += y; }
-    if (lane == 31) warp_tot[warp] = x;
-    __syncthreads();
-    if (warp == 0) {
-        T w = lane < (P >> 5) ? warp_tot[lane] : T(0);
-        for (int o = 1; o < 32; o <<= 1) { T y = __shfl_up_sync(0xffffffffu, w, o); if (lane >= o) w += y; }
-        if (lane < (P >> 5)) warp_tot[lane] = w;                // inclusive over warps
-        T excl = lookback_exclusive<T>(status, tile, __shfl_sync(0xffffffffu, w, (P >> 5) - 1), epoch);
-        if (lane == 0) carry = excl;
-        __syncwarp();     // the look-back diverged: bar.sync is aligned, so the warp must arrive whole
-    }
-    __syncthreads();
-    T offset = carry + (warp > 0 ? warp_tot[warp - 1] : T(0)) + (x - run);
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) buf[pad(tid * ITEMS + k)] = v[k] + offset;
-    __syncthreads();
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {                           // striped, coalesced store
-        long long g = base + k * P + tid;
-        if (g < n) out[g] = buf[pad(k * P + tid)];
+            for (int i = 0; i < V; ++i) v[k][i] = g + i < n ? in[g + i] : T(0);
+        }
     }
 }
 
-#define LOOKBACK(T, S, I)                                                                             \
-    extern "C" __global__ void scan_lookback_##S##_i##I(const T* in, T* out, long long n, unsigned* c,  \
-        Status<T>::Word* status, unsigned epoch) { scan_lookback<T, I>(in, out, n, c, status, epoch); }
+template <typename T, int Q>
+__device__ void store_segment(T* __restrict__ out, const T (&v)[Q][Vec<T>::V], T off, long long seg, long long n,
+                              bool full) {
+    constexpr int V = Vec<T>::V;
+    const int lane = threadIdx.x & 31;
+    typename Vec<T>::type* out_v = reinterpret_cast<typename Vec<T>::type*>(out + seg);
+#pragma unroll
+    for (int k = 0; k < Q; ++k) {
+        if (full) {
+            typename Vec<T>::type x;
+            T* e = reinterpret_cast<T*>(&x);
+#pragma unroll
+            for (int i = 0; i < V; ++i) e[i] = v[k][i] + off;
+            out_v[k * 32 + lane] = x;
+        } else {
+            const long long g = seg + (long long)V * (k * 32 + lane);
+#pragma unroll
+            for (int i = 0; i < V; ++i) if (g + i < n) out[g + i] = v[k][i] + off;
+        }
+    }
+}
+
+// Inclusive scan of the warp's segment in place; returns the segment's total (in every lane).
+template <typename T, int Q>
+__device__ T scan_segment(T (&v)[Q][Vec<T>::V]) {
+    constexpr int V = Vec<T>::V;
+    const int lane = threadIdx.x & 31;
+    T run = 0;
+#pragma unroll
+    for (int k = 0; k < Q; ++k) {
+#pragma unroll
+        for (int i = 1; i < V; ++i) v[k][i] += v[k][i - 1];
+        T x = v[k][V - 1];
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) { T y = __shfl_up_sync(0xffffffffu, x, o); if (lane >= o) x += y; }
+        const T before = x - v[k][V - 1] + run;
+#pragma unroll
+        for (int i = 0; i < V; ++i) v[k][i] += before;
+        run += __shfl_sync(0xffffffffu, x, 31);
+    }
+    return run;
+}
+
+template <typename T, int Q>
+__device__ void scan_lookback(const T* __restrict__ in, T* __restrict__ out, long long n, unsigned* counter,
+                              typename Status<T>::Word* status, unsigned epoch) {
+    __shared__ T warp_off[32];
+    __shared__ unsigned tile_s;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
+    if (tid == 0) tile_s = atomicAdd(counter, 1u);
+    __syncthreads();
+    const long long tile = tile_s, per_warp = 32LL * Q * Vec<T>::V;
+    const long long seg = (tile * warps + warp) * per_warp;
+    const bool full = seg + per_warp <= n;
+    T v[Q][Vec<T>::V];
+    load_segment<T, Q>(in, v, seg, n, full);
+    const T total = scan_segment<T, Q>(v);
+    if (lane == 0) warp_off[warp] = total;
+    __syncthreads();
+    if (warp == 0) {                                            // warps' offsets, then the tile's carry
+        const T mine = lane < warps ? warp_off[lane] : T(0);
+        T w = mine;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) { T y = __shfl_up_sync(0xffffffffu, w, o); if (lane >= o) w += y; }
+        const T carry = lookback_exclusive<T>(status, tile, __shfl_sync(0xffffffffu, w, warps - 1), epoch);
+        if (lane < warps) warp_off[lane] = carry + w - mine;
+        __syncwarp();     // the look-back diverged: bar.sync is aligned, so the warp must arrive whole
+    }
+    __syncthreads();
+    store_segment<T, Q>(out, v, warp_off[warp], seg, n, full);
+}
+
+#define LOOKBACK(T, S, Q)                                                                             \
+    extern "C" __global__ void scan_lookback_##S##_q##Q(const T* in, T* out, long long n, unsigned* c, \
+        Status<T>::Word* status, unsigned epoch) { scan_lookback<T, Q>(in, out, n, c, status, epoch); }
 
 #define SCANS(T, S)                                                                                    \
     extern "C" __global__ void scan_shared_##S(const T* in, T* out, int n, int reps, int which) {     \
@@ -231,7 +278,7 @@ __device__ void scan_lookback(const T* __restrict__ in, T* __restrict__ out, lon
         spread_step<T>(at, an, half); }                                                                \
     extern "C" __global__ void reduce_partials_##S(const T* in, T* partial, long long n) {            \
         reduce_partials<T>(in, partial, n); }                                                          \
-    LOOKBACK(T, S, 4) LOOKBACK(T, S, 8) LOOKBACK(T, S, 16) LOOKBACK(T, S, 32) LOOKBACK(T, S, 64)
+    LOOKBACK(T, S, 2) LOOKBACK(T, S, 4) LOOKBACK(T, S, 8) LOOKBACK(T, S, 16)
 
 SCANS(float, f32)
 SCANS(double, f64)

@@ -6,7 +6,17 @@ import numpy as np
 
 from costmodel.errors import ParameterError
 
-from .base import Inputs, Kernel, cupy, dtype_of, function, launch, lookback_arrays, next_epoch, umm_threads
+from .base import (
+    Inputs,
+    Kernel,
+    cupy,
+    dtype_of,
+    function,
+    launch,
+    lookback_arrays,
+    next_epoch,
+    umm_threads,
+)
 
 SOURCE = "scan.cu"
 WHICH = {"sum": 0, "prefix_sums_simple": 1, "prefix_sums_optimal": 2}
@@ -165,37 +175,42 @@ class SinglePassSum(_ScanBase):
 
 
 class LookbackScan(_ScanBase):
-    """Beyond the seeds: inclusive prefix sums in one pass with decoupled look-back (any n)."""
+    """Beyond the seeds: inclusive prefix sums in one pass with decoupled look-back (any n).
+
+    A thread holds ``vectors`` 16-byte vectors (4 float32 or 2 float64 each) in registers, so a tile
+    is threads x vectors x 16 bytes.
+    """
 
     name = "prefix_sums_lookback"
     algorithm = "prefix_sums_optimal"    # costed as the optimal prefix sums on the UMM (one pass, l = L)
     beyond_seeds = True
-    tunables = {"threads": (128, 256, 512, 1024), "items": (4, 8, 16, 32, 64)}
-    defaults = {"threads": 256, "items": 16}
-    restrictions = ("threads * items <= 8192",)   # registers
+    tunables = {"threads": (128, 256, 512, 1024), "vectors": (2, 4, 8, 16)}
+    defaults = {"threads": 512, "vectors": 8}
+    restrictions = ("threads * vectors <= 4096",)   # 16 registers a vector: at most 64K a block
     threads = "threads"
-    shared = "(threads * items + threads * items // 32 + 1) * itemsize"
+
+    @staticmethod
+    def tile(params, itemsize) -> int:
+        return params["threads"] * params["vectors"] * 16 // itemsize
 
     def model_values(self, size, params, case, limits):
-        tiles = -(-size // (params["threads"] * params["items"]))
+        tiles = -(-size // self.tile(params, limits.itemsize))
         return {"n": size, "p": umm_threads(tiles, params["threads"], limits)}
 
     def make_inputs(self, size, dtype="float32", seed=0, **case):
         inputs = super().make_inputs(size, dtype, seed, **case)
-        inputs.arrays.update(lookback_arrays(-(-size // (128 * 4)), dtype))   # enough for the smallest tile
+        inputs.arrays.update(lookback_arrays(-(-size // 256), dtype))   # enough for the smallest tile
         return inputs
 
     def reference(self, inputs):
         return np.cumsum(inputs.host["a"].astype(np.float64))
 
-    def _run(self, inputs, threads, items):
+    def _run(self, inputs, threads, vectors):
         arr, n = inputs.arrays, inputs.size
-        tiles = -(-n // (threads * items))
+        tiles = -(-n // self.tile({"threads": threads, "vectors": vectors}, np.dtype(inputs.dtype).itemsize))
         epoch = next_epoch(inputs)
-        item = np.dtype(inputs.dtype).itemsize
-        shared = (threads * items + threads * items // 32 + 1) * item
-        launch(function(SOURCE, f"scan_lookback_{_sfx(inputs.dtype)}_i{items}"), (tiles,), (threads,),
-               (arr["a"], arr["out"], np.int64(n), arr["counter"], arr["status"], epoch), shared_mem=shared)
+        launch(function(SOURCE, f"scan_lookback_{_sfx(inputs.dtype)}_q{vectors}"), (tiles,), (threads,),
+               (arr["a"], arr["out"], np.int64(n), arr["counter"], arr["status"], epoch))
         return arr["out"]
 
     def bytes_moved(self, inputs):

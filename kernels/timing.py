@@ -1,7 +1,9 @@
 """Timing harness: CUDA events, warm-up, repeats, median and inter-quartile range.
 
 Global-memory kernels start every repeat from a cold L2: a buffer of at least
-twice the L2 is written just before the timed region. Shared-memory (DMM)
+twice the L2 is written just before the timed region, and the GPU is then held
+busy for 0.3 ms so that the host's preparation of the run is not timed as GPU
+time (:func:`hold_gpu`). Shared-memory (DMM)
 kernels loop inside the kernel; their time per operation is the kernel time
 divided by the repetitions. Every result row carries the device, driver and
 CuPy version, the dtype, the size and the parameters, so tables from several
@@ -9,6 +11,7 @@ runs and devices can be merged.
 """
 from __future__ import annotations
 
+import functools
 import statistics
 from dataclasses import dataclass
 
@@ -37,6 +40,27 @@ class Device:
 
 
 _FLUSH = {}
+_HOLD_NS = 300_000
+
+
+@functools.lru_cache(maxsize=None)
+def _hold_kernel():
+    return cupy().RawKernel(r"""
+extern "C" __global__ void hold(unsigned long long ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    do { __nanosleep(1000); asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); } while (t - t0 < ns);
+}""", "hold")
+
+
+def hold_gpu(ns: int | None = None) -> None:
+    """Keep the GPU busy for ``ns`` so the host prepares the next run before the start event is reached.
+
+    Without it, the Python work of a run before its first launch (checking parameters, a new
+    epoch, argument packing: tens of microseconds) is idle GPU time between the start event and
+    the kernel, and is timed as if the kernel had taken it.
+    """
+    _hold_kernel()((1,), (1,), (np.uint64(_HOLD_NS if ns is None else ns),))
 
 
 def flush_l2() -> None:
@@ -64,6 +88,7 @@ def measure(kernel: Kernel, inputs: Inputs, repeats: int = 20, warmup: int = 3, 
         for _ in range(repeats):
             if flush:
                 flush_l2()
+            hold_gpu()
             start.record()
             kernel.run(inputs, **params)
             stop.record()

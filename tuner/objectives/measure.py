@@ -52,7 +52,10 @@ class MeasureObjective(Objective):
 
     def _timed_run(self, params):
         cp = cupy()
+        from kernels.timing import hold_gpu
+
         start, stop = cp.cuda.Event(), cp.cuda.Event()
+        hold_gpu()
         start.record()
         out = self.problem.kernel.run(self.inputs, **params)
         stop.record()
