@@ -360,3 +360,49 @@ def test_cli_calibrate_refits_the_recorded_h100_measurements(run_cli, tmp_path):
     junk.write_text('a,"b\n1\n')
     code, out, err = run_cli("calibrate", "--from-csv", str(junk))
     assert code == 2 and err.count("\n") == 1
+
+
+def test_time_terms_split_the_seeds_expression():
+    from tuner.calibration import time_terms
+
+    entry = kernels.get("hmm_permutation_d_designated").cost_entry()        # Dw + 3L + 2n/w - 3
+    terms = dict(time_terms(entry))
+    assert sorted(terms) == ["2*n/w", "3*L", "Dw"]
+    values = {"Dw": 1000.0, "L": 50.0, "n": 4096.0, "w": 32.0}
+    assert sum(t(values) for t in terms.values()) == pytest.approx(1000 + 150 + 256)
+
+
+def test_fit_terms_recovers_the_units_of_each_term_and_round_trips(tmp_path):
+    from dataclasses import replace
+
+    from tuner.calibration import fit_terms
+
+    base = Calibration(device="synthetic", unit_ns=0.05, launch_us=4.0)
+    k = kernels.get("conv_hmm")
+    units = {"nbar**2/w": 2.0, "L*nbar**2/(d*p)": 9.0, "nbar**2*v**2/(d*w)": 0.5, "l*nbar**2*v**2/(d*p)": 0.1,
+             "launches": 1.5}
+    truth = replace(base, term_units={"conv_hmm": units})
+    obs = [Observation(k, n * n, "float32", k.check_params({"p": p, "d": d}), {"v": v},
+                       truth.predict_ms(k, n * n, "float32", {"p": p, "d": d}, {"v": v}))
+           for n in (512, 1024, 2048) for p in (128, 512) for d in (1, 8, 64, 512) for v in (1, 3, 5)]
+    exact = fit_terms(base, obs, ridge=0.0)
+    assert exact.term_units["conv_hmm"] == pytest.approx(units, rel=1e-3)
+    got = fit_terms(base, obs)     # the default pull towards the calibrated units moves the weak terms only
+    for o in obs[::7]:
+        assert got.predict_ms(o.kernel, o.size, o.dtype, o.params, o.case) == pytest.approx(o.measured_ms, rel=0.02)
+    assert fit_terms(base, obs[:2]).term_units == {}            # too few observations: the calibrated units stay
+    again = parse(got.to_toml(), "round trip")
+    assert again.term_units["conv_hmm"] == pytest.approx(got.term_units["conv_hmm"])
+
+
+def test_cli_calibrate_fits_per_term_units_on_recorded_studies(run_cli, tmp_path):
+    recorded = ROOT / "bench" / "results" / "h100" / "calibration" / "calibration.csv"
+    code, out, err = run_cli("calibrate", "--from-csv", str(recorded), "--studies", str(ROOT / "studies" / "results" / "h100"),
+                             "--out", str(tmp_path / "c.toml"))
+    assert code == 0, err
+    cal = tuner.load_calibration(path=tmp_path / "c.toml")
+    assert {"conv_hmm", "prefix_sums_lookback", "hmm_scheduled_permutation"} <= set(cal.term_units)
+    shipped = tuner.load_calibration("NVIDIA H100 80GB HBM3")
+    assert cal.term_units["conv_hmm"] == pytest.approx(shipped.term_units["conv_hmm"])
+    code, out, err = run_cli("calibrate", "--from-csv", str(recorded), "--studies", str(tmp_path))
+    assert code == 2 and "no recorded study" in err and err.count("\n") == 1

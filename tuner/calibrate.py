@@ -13,7 +13,7 @@ import pandas as pd
 
 import kernels
 
-from .calibration import Calibration, Observation, fit
+from .calibration import Calibration, Observation, fit, fit_terms
 from .errors import CalibrationError
 
 HOLD_OUT = {1 << 24}
@@ -107,3 +107,33 @@ def per_kernel_errors(cal: Calibration, frame: pd.DataFrame) -> pd.DataFrame:
                      "measured_ms": o.measured_ms, "predicted_ms": pred, "held_out": o.size in HOLD_OUT,
                      "relative_error": abs(pred - o.measured_ms) / o.measured_ms})
     return pd.DataFrame(rows)
+
+
+def study_observations(frame: pd.DataFrame) -> list[Observation]:
+    """The measurements of our kernels in study tables (``memtune study``), as observations."""
+    out = []
+    for row in frame.itertuples():
+        if row.kind != "ours" or row.algorithm not in kernels.KERNELS or not row.measured_ms > 0:
+            continue
+        k = kernels.get(row.algorithm)
+        try:
+            params = k.check_params(json.loads(row.params))
+        except Exception:   # recorded with tunables this kernel no longer has
+            continue
+        out.append(Observation(k, int(row.size), row.dtype, params, json.loads(row.case), float(row.measured_ms)))
+    return out
+
+
+def read_studies(folder) -> pd.DataFrame:
+    """Every recorded study table (``<name>.raw.csv``) in ``folder``, one frame."""
+    from pathlib import Path
+
+    paths = sorted(Path(folder).glob("*.raw.csv"))
+    if not paths:
+        raise CalibrationError(f"studies: no recorded study (<name>.raw.csv) in {folder}")
+    return pd.concat([pd.read_csv(p, keep_default_na=False, na_values=[""]) for p in paths], ignore_index=True)
+
+
+def with_term_units(cal: Calibration, folder) -> Calibration:
+    """``cal`` with per-term units fitted on the studies recorded in ``folder``."""
+    return fit_terms(cal, study_observations(read_studies(folder)))

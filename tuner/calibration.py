@@ -20,6 +20,14 @@ and writes its sector: 2) and ``family_scale`` (the fitted median bias per kerne
 sets the sector and write terms from the hardware and fits the rest; the fidelity report shows
 each term's effect.
 
+The strongest refinement is ``term_units`` (:func:`fit_terms`): the seeds' time is a sum of terms
+(global bandwidth n/w, global latency L·n/(dp), shared bandwidth, shared latency, ...), and on a
+GPU each term costs its own time per unit: a register-tiled loop hides shared latency the model
+charges in full, a launch-bound kernel pays latency the model folds into one L. Per kernel, the
+terms' coefficients (one per term and one for the launches, 1 = as calibrated) are fitted by
+non-negative least squares on relative error, pulled gently towards 1, from any measurements of
+that kernel (the studies'); kernels without them keep the calibrated units and the family scale.
+
 The fit (:func:`fit`) is a least-squares fit of log(predicted / measured) over measured kernels,
 with some sizes held out to report the error on data the fit has not seen. Calibrations are TOML
 data files: shipped ones in ``costmodel/calibrations/``, user ones in the data directory.
@@ -61,6 +69,7 @@ class Calibration:
     family_scale: dict = field(default_factory=dict)   # per kernel family: the median measured/predicted of the fit
     sector_bytes: float = 0.0      # > 0: a casual access moves one sector of this size, not a w-word round
     casual_write_factor: float = 1.0   # a casual write's sector is read and written (partial-sector ECC update)
+    term_units: dict = field(default_factory=dict)   # per kernel: {term of the time: coefficient, "launches": ...}
     source: str = "default"
     fit: dict = field(default_factory=dict)
 
@@ -89,8 +98,26 @@ class Calibration:
             raise CalibrationError(f"{kernel.name}: the model needs {', '.join(missing) or 'valid values'}")
         return float(got)
 
+    def term_times(self, kernel, size: int, dtype: str, params: dict, case: dict) -> dict[str, float]:
+        """The model's time split into the terms of the seeds' expression, and the launches (ms each)."""
+        values = self.values(kernel, size, dtype, params, case)
+        if kernel.memory == "shared":
+            unit, launches = self.shared_unit_ns * 1e-6, 0
+        else:
+            unit = self.unit_ns * 1e-6
+            if kernel.compulsory_bytes(size, np.dtype(dtype).itemsize) <= self.l2_bytes:
+                unit /= self.l2_speedup
+            launches = kernel.launches(size, params, case)
+        times = {name: float(term(values)) * unit for name, term in time_terms(kernel.cost_entry())}
+        times["launches"] = launches * self.launch_us * 1e-3
+        return times
+
     def predict_ms(self, kernel, size: int, dtype: str, params: dict, case: dict | None = None) -> float:
         case, params = case or {}, kernel.check_params(params)
+        coefficients = self.term_units.get(kernel.name)
+        if coefficients:
+            times = self.term_times(kernel, size, dtype, params, case)
+            return sum(coefficients.get(name, 1.0) * t for name, t in times.items())
         units = self.units(kernel, size, dtype, params, case)
         scale = self.family_scale.get(kernel.family, 1.0)
         if kernel.memory == "shared":
@@ -245,3 +272,55 @@ def fit(observations: list[Observation], device: str, holdout=lambda o: False, c
         "measurements": len(train), "held_out": len(test),
         "median_relative_error_fit": float(np.median(fit_err)),
         "median_relative_error_held_out": float(np.median(test_err)) if len(test_err) else -1.0})
+
+
+# -- per-term units ---------------------------------------------------------------------------------
+_TERMS: dict[str, list] = {}
+
+
+def time_terms(entry) -> list[tuple[str, object]]:
+    """The positive terms of an algorithm's time expression, each named and compiled once.
+
+    Constants and the seeds' negative corrections (the "- 1" of a round count) are left out: they
+    are rounds, not costs that scale, and their coefficients could not be told apart.
+    """
+    if entry.name not in _TERMS:
+        import sympy as sp
+
+        expr = sp.expand(entry.time)
+        terms = [t for t in sp.Add.make_args(expr) if not t.is_number and t.as_coeff_Mul()[0] > 0]
+        compiled = []
+        for t in terms:
+            names = sorted(str(x) for x in t.free_symbols)
+            fn = sp.lambdify([sp.Symbol(n) for n in names], t, "math")
+            compiled.append((str(t), lambda values, fn=fn, names=names: fn(*[values[n] for n in names])))
+        _TERMS[entry.name] = compiled
+    return _TERMS[entry.name]
+
+
+def fit_terms(cal: Calibration, observations: list[Observation], ridge: float = 1e-4,
+              least: int = 3) -> Calibration:
+    """``cal`` with per-term units fitted for every kernel that has at least ``least`` observations.
+
+    Per kernel: minimise sum((sum_j c_j t_ij) / y_i - 1)^2 + ridge sum(c_j - 1)^2 over c >= 0,
+    where t_ij is term j's time for observation i under ``cal`` and y_i the measured time.
+    """
+    from scipy.optimize import nnls
+
+    by_kernel: dict[str, list[Observation]] = {}
+    for o in observations:
+        by_kernel.setdefault(o.kernel.name, []).append(o)
+    units = dict(cal.term_units)
+    for name, obs in sorted(by_kernel.items()):
+        if len(obs) < least:
+            continue
+        base = replace(cal, term_units={})
+        rows = [base.term_times(o.kernel, o.size, o.dtype, o.kernel.check_params(o.params), o.case) for o in obs]
+        names = [n for n in rows[0] if any(r[n] > 0 for r in rows)]
+        times = np.array([[r[n] for n in names] for r in rows])
+        measured = np.array([o.measured_ms for o in obs])
+        a = np.vstack([times / measured[:, None], np.sqrt(ridge) * np.eye(len(names))])
+        b = np.concatenate([np.ones(len(obs)), np.sqrt(ridge) * np.ones(len(names))])
+        coefficients, _ = nnls(a, b)
+        units[name] = {n: float(c) for n, c in zip(names, coefficients)}
+    return replace(cal, term_units=units)

@@ -12,6 +12,8 @@ def add_arguments(parser):
     parser.add_argument("--csv", default=None, help="also write the measurements and per-kernel errors here")
     parser.add_argument("--from-csv", default=None, help="fit recorded measurements instead of measuring (no GPU)")
     parser.add_argument("--quick", action="store_true", help="two sizes per kernel plus the held-out size")
+    parser.add_argument("--studies", default=None,
+                        help="also fit per-term units on the studies recorded in this folder (<name>.raw.csv)")
     parser.add_argument("--repeats", type=positive, default=10)
     add_json_flag(parser)
 
@@ -49,6 +51,8 @@ def run(args) -> int:
         copy_GBps = calibrate.copy_bandwidth(args.repeats)
         frame = calibrate.measure_plan(args.repeats, args.quick, log)
     cal = calibrate.fit_frame(frame, copy_GBps)
+    if args.studies:
+        cal = calibrate.with_term_units(cal, args.studies)
     path = cal.save(args.out)
     if args.csv:
         meta = pd.DataFrame([{"kernel": "_meta", "size": 0, "median_ms": copy_GBps}])   # the copy bandwidth, GB/s
@@ -62,4 +66,6 @@ def run(args) -> int:
         print(f"  {key:<16} {getattr(cal, key):.4g}")
     print(f"  median relative error: {cal.fit['median_relative_error_fit']:.1%} on the {cal.fit['measurements']} "
           f"fitted measurements, {cal.fit['median_relative_error_held_out']:.1%} on {cal.fit['held_out']} held out")
+    if cal.term_units:
+        print(f"  per-term units for {len(cal.term_units)} kernels, from the studies in {args.studies}")
     return 0
