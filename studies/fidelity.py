@@ -28,8 +28,11 @@ def fidelity(frames: dict[str, pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFram
     return pd.DataFrame(per_family), (pd.concat(picks, ignore_index=True) if picks else pd.DataFrame())
 
 
-def refinements(frames: dict[str, pd.DataFrame], calibration) -> pd.DataFrame:
-    """Median error and right picks with each optional refinement of the model switched off (or on)."""
+def refinements(frames: dict[str, pd.DataFrame], calibration, validated: dict | None = None) -> pd.DataFrame:
+    """Median error and right picks with each optional refinement of the model switched off (or on).
+
+    ``validated``: the 5-fold cross-validated frames, where the caller has them already.
+    """
     from dataclasses import replace
 
     from .base import analyse
@@ -41,7 +44,7 @@ def refinements(frames: dict[str, pd.DataFrame], calibration) -> pd.DataFrame:
                 "without the read-modify-write of casual writes": replace(base, casual_write_factor=1.0),
                 "without the sector term (the seeds' D_w(P) rounds)": replace(base, sector_bytes=0.0)}
     rows = [_summary(label, {name: analyse(f, cal) for name, f in frames.items()}) for label, cal in variants.items()]
-    rows.append(_summary("per-term units, 5-fold cross-validated", cross_validated(frames, calibration)))
+    rows.append(_summary("per-term units, 5-fold cross-validated", validated or cross_validated(frames, calibration)))
     rows.append(_summary("per-term units, each size left out in turn", cross_validated(frames, calibration, by="size")))
     rows.append(_summary("per-term units fitted on all of it (in-sample)",
                          {name: analyse(f, calibration) for name, f in frames.items()}))
@@ -68,7 +71,7 @@ def cross_validated(frames: dict[str, pd.DataFrame], calibration, folds: int = 5
 
     import numpy as np
 
-    from tuner.calibrate import study_observations
+    from tuner.calibrate import row_observation
     from tuner.calibration import fit_terms
 
     from .base import analyse
@@ -76,18 +79,16 @@ def cross_validated(frames: dict[str, pd.DataFrame], calibration, folds: int = 5
     base = replace(calibration, term_units={})
     out = {name: analyse(f, base) for name, f in frames.items()}
     rng = np.random.default_rng(seed)
-    located = []     # (study, row label, observation)
+    by_kernel: dict[str, list] = {}     # kernel -> [(study, row label, observation)]
     for name, f in frames.items():
-        for label, obs in zip(f.index, _observations(f, study_observations)):
+        for label, row in zip(f.index, f.itertuples()):
+            obs = row_observation(row)
             if obs is not None and not np.isnan(out[name].loc[label, "predicted_ms"]):
-                located.append((name, label, obs))
-    kernels_seen = sorted({o.kernel.name for _, _, o in located})
-    for kname in kernels_seen:
-        mine = [(n, lab, o) for n, lab, o in located if o.kernel.name == kname]
+                by_kernel.setdefault(obs.kernel.name, []).append((name, label, obs))
+    for _, mine in sorted(by_kernel.items()):
         keys = [o.size for _, _, o in mine] if by == "size" else list(rng.integers(0, folds, len(mine)))
         for key in sorted(set(keys)):
-            train = [o for (_, _, o), k in zip(mine, keys) if k != key]
-            cal = fit_terms(base, train)
+            cal = fit_terms(base, [o for (_, _, o), k in zip(mine, keys) if k != key])
             for (n, lab, o), k in zip(mine, keys):
                 if k == key:
                     out[n].loc[lab, "predicted_ms"] = cal.predict_ms(o.kernel, o.size, o.dtype, o.params, o.case)
@@ -96,21 +97,12 @@ def cross_validated(frames: dict[str, pd.DataFrame], calibration, folds: int = 5
     return out
 
 
-def _observations(frame: pd.DataFrame, convert) -> list:
-    """One observation per row of ``frame`` (None where the row is not one of our measured kernels)."""
-    got = []
-    for i in range(len(frame)):
-        obs = convert(frame.iloc[[i]])
-        got.append(obs[0] if obs else None)
-    return got
-
-
 def write_fidelity(folder: Path, calibration) -> Path:
     frames = {p.stem: pd.read_csv(p, keep_default_na=False, na_values=[""]) for p in sorted(folder.glob("*.csv"))
               if p.stem in _study_names()}
     validated = cross_validated(frames, calibration)
     errors, picks = fidelity(validated)
-    ablation = refinements(frames, calibration)
+    ablation = refinements(frames, calibration, validated)
     right = picks.groupby("study").right.agg(["sum", "count"]).reset_index() if len(picks) else pd.DataFrame()
     overall_err = pd.concat([f[f.relative_error.notna()] for f in validated.values()]).relative_error.median()
     overall_pick = picks.right.mean() if len(picks) else float("nan")

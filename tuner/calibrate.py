@@ -109,19 +109,21 @@ def per_kernel_errors(cal: Calibration, frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def row_observation(row) -> Observation | None:
+    """One study table row (``memtune study``) as an observation; None unless it is a measurement of ours."""
+    if row.kind != "ours" or row.algorithm not in kernels.KERNELS or not row.measured_ms > 0:
+        return None
+    k = kernels.get(row.algorithm)
+    try:
+        params = k.check_params(json.loads(row.params))
+    except Exception:   # recorded with tunables this kernel no longer has
+        return None
+    return Observation(k, int(row.size), row.dtype, params, json.loads(row.case), float(row.measured_ms))
+
+
 def study_observations(frame: pd.DataFrame) -> list[Observation]:
-    """The measurements of our kernels in study tables (``memtune study``), as observations."""
-    out = []
-    for row in frame.itertuples():
-        if row.kind != "ours" or row.algorithm not in kernels.KERNELS or not row.measured_ms > 0:
-            continue
-        k = kernels.get(row.algorithm)
-        try:
-            params = k.check_params(json.loads(row.params))
-        except Exception:   # recorded with tunables this kernel no longer has
-            continue
-        out.append(Observation(k, int(row.size), row.dtype, params, json.loads(row.case), float(row.measured_ms)))
-    return out
+    """The measurements of our kernels in study tables, as observations."""
+    return [o for o in map(row_observation, frame.itertuples()) if o is not None]
 
 
 def read_studies(folder) -> pd.DataFrame:

@@ -311,10 +311,10 @@ def fit_terms(cal: Calibration, observations: list[Observation], ridge: float = 
     for o in observations:
         by_kernel.setdefault(o.kernel.name, []).append(o)
     units = dict(cal.term_units)
+    base = replace(cal, term_units={})
     for name, obs in sorted(by_kernel.items()):
         if len(obs) < least:
             continue
-        base = replace(cal, term_units={})
         rows = [base.term_times(o.kernel, o.size, o.dtype, o.kernel.check_params(o.params), o.case) for o in obs]
         names = [n for n in rows[0] if any(r[n] > 0 for r in rows)]
         times = np.array([[r[n] for n in names] for r in rows])
