@@ -192,6 +192,26 @@ def test_recorded_h100_grids_cover_five_cases_and_guidance_wins_on_sat():
 
 
 # -- storage: workers, resume, PostgreSQL, dashboard -------------------------------------------
+def test_a_queued_trial_taken_by_another_worker_is_asked_again(tmp_path):
+    import optuna
+
+    prob = tuner.problem("sat_1pr1w", 4096 ** 2)
+    grid = Grid.read(_tiny_grid(tmp_path))
+    study = Study(prob, ReplayObjective(prob, grid), Calibration("Test GPU"), storage=":memory:", strategy="random",
+                  seed=3, guide=False)
+    real_ask, raced = study.study.ask, []
+
+    def ask(*args, **kwargs):      # what the second of two workers popping one queued trial meets (SQLite)
+        if len(raced) < 2:
+            raced.append(True)
+            raise optuna.exceptions.UpdateFinishedTrialError("Trial#3 has already finished and can not be updated.")
+        return real_ask(*args, **kwargs)
+
+    study.study.ask = ask
+    study.run(10)
+    assert len(raced) == 2 and sum(counted(t) for t in study.study.get_trials()) == 10
+
+
 def _tune(url, study, trials, *extra, env=None):
     cmd = [sys.executable, "-m", "memtune", "tune", "conv_hmm", "--n", str(1 << 20), "--case", "v=3",
            "--objective", "model", "--trials", str(trials), "--storage", url, "--study", study, "--json", *extra]

@@ -200,6 +200,8 @@ class Study:
 
     def run(self, trials: int, progress: bool = False, target_ms: float | None = None) -> StudyResult:
         """Add trials until ``trials`` have run (or, with ``target_ms``, until one is at least that fast)."""
+        import optuna
+
         self.trials = trials
         bar = _progress(progress, trials, self.problem.describe())
         idle = 0
@@ -218,7 +220,12 @@ class Study:
                         continue
                     if self._point_keys <= now.tried:
                         break                         # every feasible configuration has run or was ruled out
-                    what = self._one(self.study.ask(self.problem.distributions()), now.best)
+                    try:
+                        what = self._one(self.study.ask(self.problem.distributions()), now.best)
+                    except optuna.exceptions.UpdateFinishedTrialError:
+                        # on SQLite two workers can pop the same queued trial (its row lock is not
+                        # honoured); the other worker ran it, so this one asks again
+                        what = "taken"
                     idle = 0 if what in ("ran", "failed") else idle + 1
                     if what == "surplus":
                         break
