@@ -254,39 +254,27 @@ __device__ void row_prefix_chunk(T (&v)[RPW][Vec<T>::V], T (&carry)[RPW]) {
     }
 }
 
-// Warp 0: the strip's exclusive column prefix for this lane's V columns, by look-back over K strips
-// a pass: the V words of each are read together and re-read (after a pause) until all belong to this
-// launch. On the H100 K = 1 is fastest (K = 4, 8: 5-70 % slower), and this loop shape, with the exit
-// test in the loop condition, runs the 16384² SAT in 0.92 ms where a plain strip-by-strip loop ran
-// 1.03 ms (the same reads; nvcc schedules the two differently).
-template <typename T, int K = 1>
-__device__ void strip_lookback(typename Status<T>::Word* status, const T* agg, T* excl, int strip, int nbar,
-                               int col, unsigned epoch) {
+// Warp 0: the sum above this strip in this lane's V columns, walking up one strip at a time until
+// each column meets an INCLUSIVE word. The V words of a strip are read together and re-read (after a
+// pause) until all belong to this launch. Reading several strips per pass (4, 8, or one strip per
+// warp) was 5-70 % slower on the H100; so was a loop with the exit test outside its condition.
+template <typename T>
+__device__ void walk_back(const typename Status<T>::Word* status, T (&excl)[Vec<T>::V], int strip, int nbar,
+                          int col, unsigned epoch) {
     constexpr int V = Vec<T>::V;
-    typename Status<T>::Word* own = status + (long long)strip * nbar + col;
-    const int kind = strip == 0 ? INCLUSIVE : AGGREGATE;
-    bool done[V];
+    bool done[V], all = true;
 #pragma unroll
-    for (int k = 0; k < V; ++k) {
-        excl[k] = 0;
-        done[k] = col + k >= nbar || strip == 0;
-        if (col + k < nbar) Status<T>::put(own + k, agg[k], status_code(epoch, kind));
-    }
-    bool all = strip == 0;
-    for (int s0 = strip - 1; s0 >= 0 && !all; s0 -= K) {
-        T x[K][V];
-        unsigned code[K][V];
+    for (int k = 0; k < V; ++k) { excl[k] = 0; done[k] = col + k >= nbar || strip == 0; all &= done[k]; }
+    for (int s0 = strip - 1; s0 >= 0 && !all; --s0) {
+        const typename Status<T>::Word* above = status + (long long)s0 * nbar + col;
+        T x[V];
+        unsigned code[V];
         for (unsigned pause = 32;; pause = min(pause * 2, 1024u)) {
             bool ready = true;
 #pragma unroll
-            for (int j = 0; j < K; ++j) {
-                const typename Status<T>::Word* above = status + (long long)(s0 - j) * nbar + col;
-#pragma unroll
-                for (int k = 0; k < V; ++k) {
-                    code[j][k] = (done[k] || s0 - j < 0) ? status_code(epoch, INCLUSIVE)
-                                                         : Status<T>::get(above + k, x[j][k]);
-                    ready &= (code[j][k] >> 2) == epoch;
-                }
+            for (int k = 0; k < V; ++k) {
+                code[k] = done[k] ? status_code(epoch, INCLUSIVE) : Status<T>::get(above + k, x[k]);
+                ready &= (code[k] >> 2) == epoch;
             }
             if (ready) break;
             __nanosleep(pause);
@@ -294,80 +282,111 @@ __device__ void strip_lookback(typename Status<T>::Word* status, const T* agg, T
         all = true;
 #pragma unroll
         for (int k = 0; k < V; ++k) {
-#pragma unroll
-            for (int j = 0; j < K; ++j) {
-                if (done[k] || s0 - j < 0) continue;
-                excl[k] += x[j][k];
-                done[k] = (code[j][k] & 3u) == INCLUSIVE;
-            }
+            if (!done[k]) { excl[k] += x[k]; done[k] = (code[k] & 3u) == INCLUSIVE; }
             all &= done[k];
         }
     }
-    if (strip > 0) {
-#pragma unroll
-        for (int k = 0; k < V; ++k)
-            if (col + k < nbar) Status<T>::put(own + k, excl[k] + agg[k], status_code(epoch, INCLUSIVE));
-    }
 }
 
+template <typename T>
+__device__ __forceinline__ void publish(typename Status<T>::Word* own, const T (&value)[Vec<T>::V], int nbar,
+                                        int col, unsigned code) {
+#pragma unroll
+    for (int k = 0; k < Vec<T>::V; ++k)
+        if (col + k < nbar) Status<T>::put(own + col + k, value[k], code);
+}
+
+// The look-back of chunk c is deferred by one chunk: at iteration c warp 0 publishes c's aggregate,
+// then walks back for c-1 (whose inclusive words the strip above has had a whole chunk to publish)
+// and publishes c-1's inclusive prefix; after the barrier the block stores c-1 and parks c in shared
+// memory, each thread its own values. On the H100 this runs the 16384² SAT in 0.90 ms, where looking
+// back for chunk c before storing it took 0.92 ms; polling once for c as well took 0.93, and a
+// single barrier with the walk overlapping the next chunk's scan took 0.93.
 template <typename T, int WARPS, int RPW>
 __device__ void sat_strips(const T* __restrict__ a, T* __restrict__ b, int nbar, unsigned* ticket,
                            typename Status<T>::Word* status, unsigned epoch) {
     constexpr int V = Vec<T>::V, C = 32 * V;
-    __shared__ T band[WARPS][C];        // each warp's column totals over its RPW rows
-    __shared__ T strip_excl[C];
+    __shared__ T band[WARPS][C];                  // each warp's column totals over its RPW rows
+    __shared__ T parked[WARPS][RPW][V][32];       // chunk c-1, waiting for its look-back
+    __shared__ T above[2][C];                     // the look-back's sums, by chunk parity
     __shared__ int strip_s;
     const int lane = threadIdx.x, warp = threadIdx.y;
     if (lane == 0 && warp == 0) strip_s = (int)atomicAdd(ticket, 1u);
     __syncthreads();
-    const int strip = strip_s, row = strip * WARPS * RPW + warp * RPW;
-    T carry[RPW], v[RPW][V], next[RPW][V];
+    const int strip = strip_s, row = strip * WARPS * RPW + warp * RPW, chunks = (nbar + C - 1) / C;
+    typename Status<T>::Word* own = status + (long long)strip * nbar;
+    T carry[RPW], v[RPW][V], next[RPW][V], parked_off[V], parked_agg[V];
 #pragma unroll
     for (int r = 0; r < RPW; ++r) carry[r] = 0;
     load_chunk<T, RPW>(a, v, nbar, row, lane * V);
-    for (int c0 = 0; c0 < nbar; c0 += C) {
-        const int col = c0 + lane * V;
-        if (c0 + C < nbar) load_chunk<T, RPW>(a, next, nbar, row, col + C);   // in flight meanwhile
-        row_prefix_chunk<T, RPW>(v, carry);
+    for (int c = 0; c <= chunks; ++c) {           // iteration `chunks` only stores the last chunk
+        const bool fresh = c < chunks;
+        const int col = c * C + lane * V, parked_col = col - C;
+        T agg[V], off[V];
+        if (fresh) {
+            if (c + 1 < chunks) load_chunk<T, RPW>(a, next, nbar, row, col + C);   // in flight meanwhile
+            row_prefix_chunk<T, RPW>(v, carry);
 #pragma unroll
-        for (int r = 1; r < RPW; ++r)                                        // column prefix down the band
+            for (int r = 1; r < RPW; ++r)                                        // column prefix down the band
 #pragma unroll
-            for (int k = 0; k < V; ++k) v[r][k] += v[r - 1][k];
+                for (int k = 0; k < V; ++k) v[r][k] += v[r - 1][k];
 #pragma unroll
-        for (int k = 0; k < V; ++k) band[warp][lane * V + k] = v[RPW - 1][k];
-        __syncthreads();
-        if (warp == 0) {
-            T agg[V], excl[V];
-#pragma unroll
-            for (int k = 0; k < V; ++k) {
-                agg[k] = 0;
-#pragma unroll
-                for (int w = 0; w < WARPS; ++w) agg[k] += band[w][lane * V + k];
-            }
-            strip_lookback<T>(status, agg, excl, strip, nbar, col, epoch);
-#pragma unroll
-            for (int k = 0; k < V; ++k) strip_excl[lane * V + k] = excl[k];
-            __syncwarp();     // the look-back diverged: bar.sync is aligned, so the warp must arrive whole
+            for (int k = 0; k < V; ++k) band[warp][lane * V + k] = v[RPW - 1][k];
         }
         __syncthreads();
-        T off[V];
 #pragma unroll
         for (int k = 0; k < V; ++k) {
-            off[k] = strip_excl[lane * V + k];
-            for (int w = 0; w < warp; ++w) off[k] += band[w][lane * V + k];
+            agg[k] = 0; off[k] = 0;
+            if (!fresh) continue;
+#pragma unroll
+            for (int w = 0; w < WARPS; ++w) {
+                const T x = band[w][lane * V + k];
+                agg[k] += x;
+                if (w < warp) off[k] += x;
+            }
         }
-        store_chunk<T, RPW>(b, v, off, nbar, row, col);
-        __syncthreads();                                                     // band is reused
+        if (warp == 0) {
+            if (fresh) publish<T>(own, agg, nbar, col, status_code(epoch, strip == 0 ? INCLUSIVE : AGGREGATE));
+            if (c > 0) {
+                T excl[V];
+                walk_back<T>(status, excl, strip, nbar, parked_col, epoch);
 #pragma unroll
-        for (int r = 0; r < RPW; ++r)
+                for (int k = 0; k < V; ++k) { above[(c - 1) & 1][lane * V + k] = excl[k]; excl[k] += parked_agg[k]; }
+                if (strip > 0) publish<T>(own, excl, nbar, parked_col, status_code(epoch, INCLUSIVE));
+            }
 #pragma unroll
-            for (int k = 0; k < V; ++k) v[r][k] = next[r][k];
+            for (int k = 0; k < V; ++k) parked_agg[k] = agg[k];
+            __syncwarp();     // the look-back diverged: bar.sync is aligned, so the warp must arrive whole
+        }
+        __syncthreads();      // band and `above` are read before the next iteration writes them
+        if (c > 0) {
+            T o[V];
+#pragma unroll
+            for (int k = 0; k < V; ++k) o[k] = parked_off[k] + above[(c - 1) & 1][lane * V + k];
+#pragma unroll
+            for (int r = 0; r < RPW; ++r) {           // a row at a time: the parked chunk never fills registers
+                T x[1][V];
+#pragma unroll
+                for (int k = 0; k < V; ++k) x[0][k] = parked[warp][r][k][lane];
+                store_chunk<T, 1>(b, x, o, nbar, row + r, parked_col);
+            }
+        }
+        if (fresh) {
+#pragma unroll
+            for (int r = 0; r < RPW; ++r)
+#pragma unroll
+                for (int k = 0; k < V; ++k) { parked[warp][r][k][lane] = v[r][k]; v[r][k] = next[r][k]; }
+#pragma unroll
+            for (int k = 0; k < V; ++k) parked_off[k] = off[k];
+        }
     }
 }
 
+// At least 512 threads per SM (at most 128 registers a thread): two 8-warp strips share an SM.
 #define STRIPS(T, S, WARPS, RPW)                                                                      \
-    extern "C" __global__ void sat_strips_##S##_w##WARPS##_r##RPW(const T* a, T* b, int nbar, unsigned* t, \
-        Status<T>::Word* status, unsigned epoch) { sat_strips<T, WARPS, RPW>(a, b, nbar, t, status, epoch); }
+    extern "C" __global__ void __launch_bounds__(32 * WARPS, 16 / WARPS)                             \
+    sat_strips_##S##_w##WARPS##_r##RPW(const T* a, T* b, int nbar, unsigned* t, Status<T>::Word* status, \
+                                       unsigned epoch) { sat_strips<T, WARPS, RPW>(a, b, nbar, t, status, epoch); }
 
 #define SAT(T, S)                                                                                     \
     extern "C" __global__ void column_prefix_##S(const T* a, T* b, int rows, int cols) { column_prefix<T>(a, b, rows, cols); } \

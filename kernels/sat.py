@@ -191,6 +191,7 @@ class SAT1R1WLookback(SAT):
     defaults = {"warps": 8, "rows": 8}
     restrictions = ("warps * rows <= 64",)      # the compiled strip shapes (registers)
     threads = "32 * warps"
+    shared = "512 * warps * (rows + 1) + 1028"  # 16-byte columns: parked chunk, band totals, two look-back rows
     searched = None
     MIN_STRIP = 8
 
