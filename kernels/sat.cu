@@ -256,8 +256,9 @@ __device__ void row_prefix_chunk(T (&v)[RPW][Vec<T>::V], T (&carry)[RPW]) {
 
 // Warp 0: the sum above this strip in this lane's V columns, walking up one strip at a time until
 // each column meets an INCLUSIVE word. The V words of a strip are read together and re-read (after a
-// pause) until all belong to this launch. Reading several strips per pass (4, 8, or one strip per
-// warp) was 5-70 % slower on the H100; so was a loop with the exit test outside its condition.
+// pause) until all belong to this launch. Reading several strips per pass was slower on the H100
+// (4 or 8 in registers: 5-70 %; one strip per warp of 2, 4 or 8 warps meeting at a named barrier:
+// 1-7 %), and so was a loop with the exit test outside its condition.
 template <typename T>
 __device__ void walk_back(const typename Status<T>::Word* status, T (&excl)[Vec<T>::V], int strip, int nbar,
                           int col, unsigned epoch) {
