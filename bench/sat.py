@@ -77,7 +77,7 @@ def main() -> None:
     table["over_copy"] = table.ms / copy["median_ms"]
     table["cupy_over_ours"] = peer_row["median_ms"] / table.ms
     print(f"\nSAT 16384^2 float32: copy {copy['median_ms']:.3f} ms, cupy double cumsum {peer_row['median_ms']:.3f} ms")
-    print(table.to_string())
+    print(table.to_string(formatters={"relative_error": lambda e: "-" if e is None or e != e else f"{e:.1e}"}))
     if args.headline:
         pd.DataFrame(rows + [copy, peer_row]).to_csv(out / "sat_headline.csv", index=False)
         return
