@@ -212,6 +212,28 @@ def test_a_queued_trial_taken_by_another_worker_is_asked_again(tmp_path):
     assert len(raced) == 2 and sum(counted(t) for t in study.study.get_trials()) == 10
 
 
+def test_a_duplicate_check_waits_for_another_workers_parameters(tmp_path):
+    import threading
+
+    prob = tuner.problem("sat_1pr1w", 4096 ** 2)
+    grid = Grid.read(_tiny_grid(tmp_path))
+    study = Study(prob, ReplayObjective(prob, grid), Calibration("Test GPU"), storage=":memory:", strategy="random",
+                  seed=3, guide=False)
+    other = study.study.ask()                       # another worker's trial, created before its parameters
+    mine = study.study.ask(prob.distributions())
+    storage, dists = study.study._storage, prob.distributions()
+
+    def write_parameters():                         # ... which arrive while this worker checks
+        time.sleep(0.2)
+        for name, value in mine.params.items():
+            storage.set_trial_param(other._trial_id, name, dists[name].to_internal_repr(value), dists[name])
+
+    writer = threading.Thread(target=write_parameters)
+    writer.start()
+    assert study._tried(mine) == (other.number, 1)
+    writer.join()
+
+
 def _tune(url, study, trials, *extra, env=None):
     cmd = [sys.executable, "-m", "memtune", "tune", "conv_hmm", "--n", str(1 << 20), "--case", "v=3",
            "--objective", "model", "--trials", str(trials), "--storage", url, "--study", study, "--json", *extra]

@@ -30,6 +30,7 @@ from .storage import open_storage, quiet
 from .strategies import STRATEGIES
 
 ENQUEUE = 3          # the model's best predictions run first
+PARAMS_WAIT_S = 5.0  # how long a duplicate check waits for another worker to write its trial's parameters
 MAX_IDLE_ASKS = 200  # proposals in a row that are duplicates or infeasible before the space counts as exhausted
 
 
@@ -46,6 +47,11 @@ def counted(t) -> bool:
 
 def _key(params: dict) -> str:
     return json.dumps(params, sort_keys=True, default=str)
+
+
+def _params(t) -> dict:
+    """A trial's configuration; a queued trial popped by an ask in progress has it in ``fixed_params`` only."""
+    return t.params or t.system_attrs.get("fixed_params", {})
 
 
 @dataclass(frozen=True)
@@ -140,16 +146,27 @@ class Study:
             with quiet():
                 optuna.storages.fail_stale_trials(self.study)
 
+    def _earlier(self, trial) -> list:
+        """The trials before ``trial``, once every running one among them has its configuration: another
+        worker's ask creates its trial before it writes the parameters, and a check in between would
+        miss a duplicate (a worker killed in between is waited for PARAMS_WAIT_S at most)."""
+        TrialState, names = _trial_state(), set(self.problem.distributions())
+        deadline = time.monotonic() + PARAMS_WAIT_S
+        while True:
+            earlier = [t for t in self.study.get_trials(deepcopy=False) if t.number < trial.number]
+            writing = [t for t in earlier if t.state == TrialState.RUNNING and set(_params(t)) < names]
+            if not writing or time.monotonic() > deadline:
+                return earlier
+            time.sleep(0.02)
+
     def _tried(self, trial) -> tuple[int | None, int]:
         """(number of an earlier trial holding the same configuration, number of earlier trials in the budget)."""
         TrialState = _trial_state()
         mine, dup, ahead = _key(trial.params), None, 0
-        for t in self.study.get_trials(deepcopy=False):
-            if t.number >= trial.number:
-                continue
+        for t in self._earlier(trial):
             live = counted(t) or t.state == TrialState.RUNNING
             ahead += live
-            if live and dup is None and _key(t.params) == mine:
+            if live and dup is None and _key(_params(t)) == mine:
                 dup = t.number
         return dup, ahead
 
