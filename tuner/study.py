@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from .errors import TrialFailed, TunerError
 from .storage import open_storage, quiet
 from .strategies import STRATEGIES
+from .trials import config_key, trial_params
 
 ENQUEUE = 3          # the model's best predictions run first
 PARAMS_WAIT_S = 5.0  # how long a duplicate check waits for another worker to write its trial's parameters
@@ -45,13 +46,6 @@ def counted(t) -> bool:
     return t.state == TrialState.COMPLETE or (t.state == TrialState.FAIL and "fail_reason" in t.user_attrs)
 
 
-def _key(params: dict) -> str:
-    return json.dumps(params, sort_keys=True, default=str)
-
-
-def _params(t) -> dict:
-    """A trial's configuration; a queued trial popped by an ask in progress has it in ``fixed_params`` only."""
-    return t.params or t.system_attrs.get("fixed_params", {})
 
 
 @dataclass(frozen=True)
@@ -68,7 +62,7 @@ class _Progress:
         TrialState = _trial_state()
         values = [t.value for t in trials if t.state == TrialState.COMPLETE]
         return cls(done=sum(counted(t) for t in trials), running=sum(t.state == TrialState.RUNNING for t in trials),
-                   best=min(values) if values else None, tried=frozenset(_key(t.params) for t in trials if t.params))
+                   best=min(values) if values else None, tried=frozenset(config_key(t.params) for t in trials if t.params))
 
 
 def default_study_name(problem, objective) -> str:
@@ -104,7 +98,7 @@ class Study:
         if strategy not in STRATEGIES:
             raise TunerError(f"strategy: must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
         self.problem, self.objective, self.calibration, self.guide = problem, objective, calibration, guide
-        self.points = problem.points()
+        self.points, self._distributions = problem.points(), problem.distributions()
         if not self.points:
             raise TunerError(f"{problem.describe()}: no feasible configuration in its search space")
         self.storage = storage if storage is not None and not isinstance(storage, str) else open_storage(storage)
@@ -114,7 +108,7 @@ class Study:
         self.study = optuna.create_study(storage=self.storage, study_name=self.name, direction="minimize",
                                          sampler=sampler, load_if_exists=True)
         self._describe()
-        self._point_keys = frozenset(_key(p) for p in self.points)
+        self._point_keys = frozenset(config_key(p) for p in self.points)
 
     # -- the model ------------------------------------------------------------------------------
     def predict(self, params: dict) -> float:
@@ -150,11 +144,11 @@ class Study:
         """The trials before ``trial``, once every running one among them has its configuration: another
         worker's ask creates its trial before it writes the parameters, and a check in between would
         miss a duplicate (a worker killed in between is waited for PARAMS_WAIT_S at most)."""
-        TrialState, names = _trial_state(), set(self.problem.distributions())
+        TrialState, names = _trial_state(), frozenset(self._distributions)
         deadline = time.monotonic() + PARAMS_WAIT_S
         while True:
             earlier = [t for t in self.study.get_trials(deepcopy=False) if t.number < trial.number]
-            writing = [t for t in earlier if t.state == TrialState.RUNNING and set(_params(t)) < names]
+            writing = [t for t in earlier if t.state == TrialState.RUNNING and set(trial_params(t)) < names]
             if not writing or time.monotonic() > deadline:
                 return earlier
             time.sleep(0.02)
@@ -162,11 +156,11 @@ class Study:
     def _tried(self, trial) -> tuple[int | None, int]:
         """(number of an earlier trial holding the same configuration, number of earlier trials in the budget)."""
         TrialState = _trial_state()
-        mine, dup, ahead = _key(trial.params), None, 0
+        mine, dup, ahead = config_key(trial.params), None, 0
         for t in self._earlier(trial):
             live = counted(t) or t.state == TrialState.RUNNING
             ahead += live
-            if live and dup is None and _key(_params(t)) == mine:
+            if live and dup is None and config_key(trial_params(t)) == mine:
                 dup = t.number
         return dup, ahead
 
@@ -238,7 +232,7 @@ class Study:
                     if self._point_keys <= now.tried:
                         break                         # every feasible configuration has run or was ruled out
                     try:
-                        what = self._one(self.study.ask(self.problem.distributions()), now.best)
+                        what = self._one(self.study.ask(self._distributions), now.best)
                     except optuna.exceptions.UpdateFinishedTrialError:
                         # on SQLite two workers can pop the same queued trial (its row lock is not
                         # honoured); the other worker ran it, so this one asks again

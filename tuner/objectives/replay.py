@@ -10,11 +10,8 @@ import json
 from pathlib import Path
 
 from ..errors import TrialFailed, TunerError
+from ..trials import config_key
 from .base import Objective, Outcome
-
-
-def key(params: dict) -> str:
-    return json.dumps({k: params[k] for k in sorted(params)}, sort_keys=True)
 
 
 class Grid:
@@ -42,7 +39,7 @@ class Grid:
         out = {}
         for row in self.rows(kernel, size, dtype).itertuples():
             params = json.loads(row.params)
-            out[key(params)] = {"params": params, "ms": float(row.median_ms) if row.status == "ok" else None,
+            out[config_key(params)] = {"params": params, "ms": float(row.median_ms) if row.status == "ok" else None,
                                 "iqr": float(getattr(row, "iqr_ms", 0) or 0), "reason": getattr(row, "reason", "")}
         return out
 
@@ -71,7 +68,7 @@ class ReplayObjective(Objective):
 
     def __call__(self, params):
         full = {k: v for k, v in self.problem.kernel.check_params(params).items() if k in self.problem.space.params}
-        row = self.table.get(key(full))
+        row = self.table.get(config_key(full))
         if row is None:
             raise TrialFailed(f"not recorded in the grid: {full}")
         if row["ms"] is None:

@@ -11,20 +11,17 @@ candidates are the feasible points of the space.
 """
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
 import optuna
 from optuna.trial import TrialState
 
+from ..trials import config_key, trial_params
+
 RIDGE = 1.0
 JITTER = 0.01
 NOISE = 0.3          # prior spread (log scale) of a measurement around the corrected model
-
-
-def _key(params: dict) -> str:
-    return json.dumps(params, sort_keys=True, default=str)
 
 
 class ModelGuidedSampler(optuna.samplers.BaseSampler):
@@ -40,13 +37,13 @@ class ModelGuidedSampler(optuna.samplers.BaseSampler):
         self._fallback = optuna.samplers.RandomSampler(seed=seed)
 
     def _indicators(self, points):
-        self.columns = sorted({(k, _key(p[k])) for p in points for k in self.names})
+        self.columns = sorted({(k, config_key(p[k])) for p in points for k in self.names})
         index = {c: i for i, c in enumerate(self.columns)}
         x = np.zeros((len(points), len(self.columns) + 1))
         x[:, -1] = 1.0
         for row, p in enumerate(points):
             for k in self.names:
-                x[row, index[(k, _key(p[k]))]] = 1.0
+                x[row, index[(k, config_key(p[k]))]] = 1.0
         return x
 
     def infer_relative_search_space(self, study, trial):
@@ -71,11 +68,11 @@ class ModelGuidedSampler(optuna.samplers.BaseSampler):
     def sample_relative(self, study, trial, search_space):
         if not search_space or not self.points:
             return {}
-        index = {_key(p): i for i, p in enumerate(self.points)}
+        index = {config_key(p): i for i, p in enumerate(self.points)}
         tried, done = set(), []
         for t in study.get_trials(deepcopy=False):
-            params = t.params or t.system_attrs.get("fixed_params", {})
-            i = index.get(_key({k: params.get(k) for k in self.names}))
+            params = trial_params(t)
+            i = index.get(config_key({k: params.get(k) for k in self.names}))
             if i is None or t.number == trial.number:
                 continue
             tried.add(i)
