@@ -19,7 +19,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tuner import Grid, ReplayObjective, Study, load_calibration, problem  # noqa: E402
+from tuner import Grid, ReplayObjective, Study, load_model, problem  # noqa: E402
 from tuner.study import counted  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -44,7 +44,7 @@ def main() -> None:
     parser.add_argument("--out", default=str(HERE / "results" / "h100"))
     args = parser.parse_args()
     grid = Grid.read(args.grid)
-    cal = load_calibration(grid.device())
+    cal = load_model(grid.device())
     cases = grid.frame[~grid.frame.kernel.str.startswith("cupy_")][["kernel", "size", "dtype", "case"]].drop_duplicates()
     rows = []
     for case in cases.itertuples():

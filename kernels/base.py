@@ -134,6 +134,7 @@ class Kernel:
     threads: str | None = None
     shared: str | None = None
     searched: tuple[str, ...] | None = None
+    flat: dict[str, str] = {}         # tunables that cannot change the time, and why (the physical model agrees)
     algorithm: str | None = None      # the costmodel entry this kernel implements (default: its name)
     default_case: dict = {}           # problem values make_inputs takes besides size (perm, v, ...)
     square: bool = False              # the size is n = n̄² of an n̄ x n̄ matrix
@@ -184,6 +185,11 @@ class Kernel:
         """Kernel launches of one run (each costs a launch overhead the model's time does not count)."""
         return 1
 
+    def launch_plan(self, size: int, dtype: str, params: dict, case: dict):
+        """The launches of one run (costmodel.physical.launch.Plan): what the physical model costs."""
+        from costmodel.physical.machine import MachineFileError
+        raise MachineFileError(f"{self.name}: no launch plan; the physical model cannot cost it")
+
     def run(self, inputs: Inputs, **params):
         return self._run(inputs, **self.check_params(params))
 
@@ -204,3 +210,12 @@ class Kernel:
 
     def reference(self, inputs: Inputs) -> np.ndarray:
         raise NotImplementedError
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def sectors(elements: float, itemsize: int) -> float:
+    """Bytes a coalesced access of ``elements`` moves in 32-byte sectors."""
+    return cdiv(int(elements) * itemsize, 32) * 32

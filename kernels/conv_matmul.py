@@ -7,7 +7,9 @@ import numpy as np
 
 from costmodel.errors import ParameterError
 
-from .base import Inputs, Kernel, cupy, dtype_of, function, hmm_occupancy, launch
+from costmodel.physical.launch import Access, Launch, Plan
+
+from .base import Inputs, Kernel, cdiv, cupy, dtype_of, function, hmm_occupancy, launch
 
 SOURCE = "conv_matmul.cu"
 GRID = (0, 1, 2, 4, 8, 16, 32, 64, 128, 132, 256, 264, 512, 528, 1024, 2048)   # 0: one block per tile
@@ -38,6 +40,26 @@ class Convolution(Kernel):
         nbar = math.isqrt(size)
         grid = params["d"] or (-(-nbar // params["tile"])) ** 2
         return {"nbar": nbar, "v": case.get("v", 3), **hmm_occupancy(grid, params["p"], limits)}
+
+    def launch_plan(self, size, dtype, params, case):
+        """A tile with its halo into shared memory in one round; each output reads (2v+1)^2 taps from shared
+        memory, the window conflict-free and the filter broadcast: two wavefronts a tap a warp."""
+        e, nbar, v = np.dtype(dtype).itemsize, math.isqrt(size), case.get("v", 3)
+        p, tile = params["p"], params["tile"]
+        tiles = cdiv(nbar, tile) ** 2
+        grid = params["d"] or tiles
+        per_block = tiles / grid
+        taps, halo = (2 * v + 1) ** 2, (tile + 2 * v) ** 2
+        wide = max(1, e // 4)
+        return Plan({"a": size * e, "f": taps * e, "out": size * e},
+                    (Launch(f"conv_{'f32' if dtype == 'float32' else 'f64'}_t{tile}_v{v}", grid, p,
+                            dynamic_shared=(halo + taps) * e,
+                            accesses=(Access("a", size * e), Access("a", tiles * (halo - tile * tile) * e, cached=True),
+                                      Access("out", size * e, write=True)),
+                            rounds=per_block * cdiv(halo, p), shared_wavefronts=per_block * wide * (
+                                cdiv(halo, 32) + 2 * taps * cdiv(tile * tile, 32)),
+                            shared_rounds=per_block * cdiv(tile * tile, p) * taps, flops=per_block * 2 * taps * tile * tile,
+                            fp64=dtype == "float64", source=SOURCE),))
 
     def make_inputs(self, size, dtype="float32", seed=0, v=3) -> Inputs:
         cp = cupy()
@@ -89,6 +111,26 @@ class MatMul(Kernel):
 
     def compulsory_bytes(self, size, itemsize):
         return 3 * size * itemsize
+
+    def launch_plan(self, size, dtype, params, case):
+        """An m x m tile of c per block, k-slices of 8 through shared memory; a thread's r x r outputs take 2r
+        shared loads (r-word vectors: r/4 wavefronts each for float32) and r^2 FMAs a step of k."""
+        e, nbar, m, r = np.dtype(dtype).itemsize, math.isqrt(size), params["m"], params["r"]
+        tiles = cdiv(nbar, m) ** 2
+        grid = params["d"] or tiles
+        per_block = tiles / grid
+        threads = self.threads_of(params)
+        warps = cdiv(threads, 32)
+        loads = 2 * max(1, r * e // 16)               # 16-byte shared loads of the r values of a and b
+        wavefronts = nbar * warps * loads * max(1, 16 * 32 // 128 if r * e >= 16 else 1)
+        return Plan({"a": size * e, "b": size * e, "out": size * e},
+                    (Launch(f"matmul_{'f32' if dtype == 'float32' else 'f64'}_m{m}_r{r}", grid, threads,
+                            accesses=(Access("a", size * e), Access("b", size * e),
+                                      Access("a", 2 * tiles * m * nbar * e - 2 * size * e, cached=True),
+                                      Access("out", size * e, write=True)),
+                            rounds=per_block * cdiv(nbar, 8), shared_wavefronts=per_block * wavefronts,
+                            shared_rounds=per_block * cdiv(nbar, 8) * 2, flops=per_block * 2 * m * m * nbar,
+                            fp64=dtype == "float64", source=SOURCE),))
 
     def threads_of(self, params) -> int:
         return (params["m"] // params["r"]) ** 2

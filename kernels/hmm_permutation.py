@@ -11,6 +11,7 @@ arrays in the narrowest unsigned type that holds 0..n̄−1.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -18,7 +19,10 @@ from costmodel import permutations as perms
 from costmodel import schedules
 from costmodel.errors import ParameterError
 
-from .base import Inputs, Kernel, cupy, dtype_of, function, launch
+from costmodel.physical.launch import Access, Launch, Plan
+from costmodel.physical.model import permutation_stages
+
+from .base import Inputs, Kernel, cdiv, cupy, dtype_of, function, launch
 
 SOURCE = "hmm_permutation.cu"
 GRID = (0, 132, 264, 528, 1056, 2112, 4224)       # 0: one block per piece of work
@@ -54,6 +58,19 @@ class Designated(Kernel):
     def __init__(self, name: str, scatter: bool):
         self.name, self.scatter = name, scatter
 
+    def launch_plan(self, size, dtype, params, case):
+        """One launch; the casual side moves one 32-byte sector per distinct sector a warp touches."""
+        e = np.dtype(dtype).itemsize
+        threads, ept, d = params["threads"], params["ept"], params["d"]
+        grid = d or cdiv(size, threads * ept)
+        casual = _distribution(case.get("perm", "random"), size, self.scatter, 32 // e) * 32
+        data = Access("a", casual if not self.scatter else size * e, casual=not self.scatter)
+        out = Access("out", casual if self.scatter else size * e, write=True, casual=self.scatter)
+        rounds = cdiv(size, grid * threads * ept) * (1 if self.scatter else 2)   # a gather waits for its index first
+        return Plan({"a": size * e, "idx": 4 * size, "out": size * e},
+                    (Launch(f"{'scatter' if self.scatter else 'gather'}_{_suffix(dtype)}_e{ept}", grid, threads,
+                            accesses=(Access("idx", 4 * size), data, out), rounds=rounds, source=SOURCE),))
+
     def make_inputs(self, size, dtype="float32", seed=0, perm="random") -> Inputs:
         cp = cupy()
         p = perms.named(perm, size, seed)
@@ -80,10 +97,56 @@ class Designated(Kernel):
 
 
 @functools.lru_cache(maxsize=64)
-def _distribution(perm: str, size: int, scatter: bool) -> int:
+def _distribution(perm: str, size: int, scatter: bool, w: int = 32) -> int:
     """D_w of the permutation a designated kernel writes by (scatter) or reads by (gather)."""
     p = perms.named(perm, size, 0)
-    return perms.distribution(p if scatter else perms.inverse(p), 32)
+    return perms.distribution(p if scatter else perms.inverse(p), w)
+
+
+def transpose_launch(dtype: str, nbar: int, rows: int, d: int, tile: int, src: str, dst: str) -> Launch:
+    """One diagonal-arrangement transpose: a tile in one round of loads, through shared memory, out."""
+    e = np.dtype(dtype).itemsize
+    tile = tile if nbar % tile == 0 else 32
+    tiles = (nbar // tile) ** 2
+    grid = d or tiles
+    per_block = cdiv(tiles, grid)
+    wavefronts = 2 * tile * tile // 32 * max(1, e // 4)          # a warp's 8-byte words take two wavefronts
+    steps = cdiv(tile, rows)         # the row loop runs blockDim.y apart and is not unrolled: a round each
+    return Launch(f"transpose_{_suffix(dtype)}_t{tile}", grid, 32 * rows,
+                  accesses=(Access(src, nbar * nbar * e), Access(dst, nbar * nbar * e, write=True)),
+                  rounds=per_block * steps, shared_wavefronts=per_block * wavefronts,
+                  shared_rounds=2 * per_block * steps,
+                  source=SOURCE)
+
+
+def rowwise_launch(dtype: str, nbar: int, mode: str, threads: int, d: int, src: str, dst: str, index: str,
+                   banks: int = 32) -> Launch:
+    """One row-wise permutation: a row per block through shared memory, four loads in flight a thread."""
+    e = np.dtype(dtype).itemsize
+    ie = np.dtype(schedules.narrowest_index_dtype(nbar)).itemsize
+    grid, block = d or nbar, min(threads, nbar)
+    rows = cdiv(nbar, grid)
+    code = {"conflict-free": "cf", "designated": "dd", "designated-rap": "dr"}[mode]
+    warps_per_row = cdiv(nbar, 32)
+    if mode == "conflict-free":
+        indices = (Access(index + "_s", nbar * nbar * ie), Access(index + "_d", nbar * nbar * ie))
+        wavefronts, steps = 4 * warps_per_row, 2
+    else:
+        stages = permutation_stages(nbar, banks, "rap" if mode == "designated-rap" else "plain")
+        indices = (Access(index, nbar * nbar * ie),)
+        wavefronts, steps = (1 + stages) * warps_per_row, 1
+    wavefronts *= max(1, e // 4)
+    return Launch(f"rowwise_{code}_{_suffix(dtype)}_{INDEX_SUFFIX[np.dtype(schedules.narrowest_index_dtype(nbar))]}",
+                  grid, block, dynamic_shared=nbar * e * (2 if mode == "conflict-free" else 1),
+                  accesses=(Access(src, nbar * nbar * e),) + indices + (Access(dst, nbar * nbar * e, write=True),),
+                  rounds=rows * steps * cdiv(nbar, block * 4), shared_wavefronts=rows * wavefronts,
+                  shared_rounds=rows * (steps + 1), source=SOURCE)
+
+
+def _index_arrays(nbar: int, names, mode: str) -> dict:
+    ie = np.dtype(schedules.narrowest_index_dtype(nbar)).itemsize
+    keys = [f"{n}_{x}" for n in names for x in "sd"] if mode == "conflict-free" else list(names)
+    return {k: nbar * nbar * ie for k in keys}
 
 
 def transpose(inputs_dtype: str, src, dst, nbar: int, rows: int, d: int, tile: int = 32) -> None:
@@ -117,6 +180,12 @@ class Transpose(Kernel):
         return Inputs(size, dtype, seed, {"a": cp.asarray(a), "out": cp.empty(size, dtype_of(dtype))},
                       {"nbar": nbar}, {"a": a})
 
+    def launch_plan(self, size, dtype, params, case):
+        nbar = math.isqrt(size)
+        e = np.dtype(dtype).itemsize
+        return Plan({"a": size * e, "out": size * e},
+                    (transpose_launch(dtype, nbar, params["rows"], params["d"], params["tile"], "a", "out"),))
+
     def _run(self, inputs, rows, d, tile):
         transpose(inputs.dtype, inputs.arrays["a"], inputs.arrays["out"], inputs.case["nbar"], rows, d, tile)
         return inputs.arrays["out"]
@@ -141,6 +210,18 @@ class RowWise(Kernel):
 
     def __init__(self, name: str, columns: bool):
         self.name, self.columns = name, columns
+
+    def launch_plan(self, size, dtype, params, case):
+        nbar, e = math.isqrt(size), np.dtype(dtype).itemsize
+        arrays = {"a": size * e, "out": size * e, **_index_arrays(nbar, ["p"], params["mode"])}
+        if not self.columns:
+            return Plan(arrays, (rowwise_launch(dtype, nbar, params["mode"], params["threads"], params["d"],
+                                                "a", "out", "p"),))
+        arrays.update(tmp=size * e, tmp2=size * e)
+        return Plan(arrays, (transpose_launch(dtype, nbar, params["rows"], 0, 32, "a", "tmp"),
+                             rowwise_launch(dtype, nbar, params["mode"], params["threads"], params["d"], "tmp",
+                                            "tmp2", "p"),
+                             transpose_launch(dtype, nbar, params["rows"], 0, 32, "tmp2", "out")))
 
     def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
         cp = cupy()
@@ -193,6 +274,17 @@ class Scheduled(Kernel):
 
     def launches(self, size, params, case):
         return 5
+
+    def launch_plan(self, size, dtype, params, case):
+        nbar, e = math.isqrt(size), np.dtype(dtype).itemsize
+        mode, threads, d = params["mode"], params["threads"], params["d"]
+        arrays = {"a": size * e, "out": size * e, "tmp": size * e, **_index_arrays(nbar, ["row1", "col", "row2"], mode)}
+        t = (params["rows"], 0, params["tile"])
+        return Plan(arrays, (rowwise_launch(dtype, nbar, mode, threads, d, "a", "out", "row1"),
+                             transpose_launch(dtype, nbar, *t, "out", "tmp"),
+                             rowwise_launch(dtype, nbar, mode, threads, d, "tmp", "out", "col"),
+                             transpose_launch(dtype, nbar, *t, "out", "tmp"),
+                             rowwise_launch(dtype, nbar, mode, threads, d, "tmp", "out", "row2")))
 
     def make_inputs(self, size, dtype="float32", seed=0, perm="random", schedule=None, row_schedules=True) -> Inputs:
         cp = cupy()

@@ -12,7 +12,9 @@ import numpy as np
 
 from costmodel.errors import ParameterError
 
-from .base import Inputs, Kernel, cupy, dtype_of, function, launch, lookback_arrays, next_epoch
+from costmodel.physical.launch import Access, Launch, Plan
+
+from .base import Inputs, Kernel, cdiv, cupy, dtype_of, function, launch, lookback_arrays, next_epoch
 
 SOURCE = "sat.cu"
 W = 32
@@ -54,6 +56,67 @@ class SAT(Kernel):
     def reference(self, inputs):
         return np.cumsum(np.cumsum(inputs.host["a"].astype(np.float64), axis=0), axis=1)
 
+    # -- the launch plan: the same building blocks as _run, as the physical model sees them ------
+    @staticmethod
+    def _arrays(size, dtype):
+        e, nbar = np.dtype(dtype).itemsize, math.isqrt(size)
+        tiles = cdiv(nbar, W)
+        side = tiles * nbar * e
+        return {"a": size * e, "out": size * e, "tmp": size * e, "colsum": side, "rowsum": side, "colc": side,
+                "rowc": side, "corner": tiles * tiles * e}
+
+    @staticmethod
+    def _line(dtype, name, src, dst, nbar, threads, size):
+        """A thread walks a column (coalesced) or a row (each load its own sector) load-add-store: a round an element."""
+        e = np.dtype(dtype).itemsize
+        return Launch(f"{name}_{_sfx(dtype)}", cdiv(nbar, threads), threads,
+                      accesses=(Access(src, size * e), Access(dst, size * e, write=True)), rounds=nbar, source=SOURCE)
+
+    @staticmethod
+    def _region_plan(dtype, nbar, rows, share, K_tiles=None):
+        """2R1W over a region holding ``share`` of the tiles (region_* kernels, five launches)."""
+        e, tiles = np.dtype(dtype).itemsize, cdiv(nbar, W)
+        size, inside = nbar * nbar, max(1, round(share * tiles * tiles))
+        data, side = share * size * e, share * tiles * nbar * e
+        tile_wavefronts = 4 * W * W // 32 * max(1, e // 4)
+        blocks = tiles * tiles
+        return (Launch(f"region_sums_{_sfx(dtype)}", blocks, W * rows,
+                       accesses=(Access("a", data), Access("colsum", side, write=True), Access("rowsum", side, write=True)),
+                       rounds=inside / blocks * cdiv(W, rows), shared_wavefronts=inside / blocks * tile_wavefronts,
+                       shared_rounds=inside / blocks * 2 * W, source=SOURCE),
+                Launch(f"region_carry_{_sfx(dtype)}", cdiv(nbar, 256), 256,
+                       accesses=(Access("colsum", side), Access("colc", side, write=True)), rounds=share * tiles,
+                       source=SOURCE),
+                Launch(f"region_carry_{_sfx(dtype)}", cdiv(nbar, 256), 256,
+                       accesses=(Access("rowsum", side), Access("rowc", side, write=True)), rounds=share * tiles,
+                       source=SOURCE),
+                Launch(f"region_corners_{_sfx(dtype)}", cdiv(tiles, 128), 128,
+                       accesses=(Access("colc", side), Access("corner", share * tiles * tiles * e, write=True)),
+                       rounds=share * tiles * W, source=SOURCE),
+                Launch(f"region_tiles_{_sfx(dtype)}", blocks, W * rows,
+                       accesses=(Access("a", data), Access("colc", side), Access("rowc", side),
+                                 Access("out", data, write=True)),
+                       rounds=inside / blocks * (1 + cdiv(W, rows)), shared_wavefronts=inside / blocks * tile_wavefronts,
+                       shared_rounds=inside / blocks * 2 * W, source=SOURCE))
+
+    @staticmethod
+    def _wave_plan(dtype, nbar, rows, first, last):
+        """1R1W: one launch per block diagonal; a tile reads its neighbours' edges, then its data."""
+        e, tiles = np.dtype(dtype).itemsize, cdiv(nbar, W)
+        out = []
+        for k in range(first, last):
+            count = min(k + 1, 2 * tiles - 1 - k, tiles)
+            data = count * W * W * e
+            edges = count * (W * e + W * 32 * 2)          # a row of 32 above; a column of 32 sectors to the left
+            out.append(Launch(f"wave_tiles_{_sfx(dtype)}", count, W * rows,
+                              accesses=(Access("out", edges), Access("a", data), Access("out", data, write=True)),
+                              rounds=2 + cdiv(W, rows), shared_wavefronts=4 * W * W // 32 * max(1, e // 4),
+                              shared_rounds=2 * W, source=SOURCE))
+        return tuple(out)
+
+    def launch_plan(self, size, dtype, params, case):
+        return Plan(self._arrays(size, dtype), self._launches(math.isqrt(size), dtype, params))
+
     # -- building blocks ------------------------------------------------------------------------
     def _fn(self, inputs, name):
         return function(SOURCE, f"{name}_{_sfx(inputs.dtype)}")
@@ -82,11 +145,21 @@ class SAT(Kernel):
             launch(fn, (count,), (W, rows), (arr["a"], arr["out"], np.int32(nbar), np.int32(k)))
 
 
+LINE_FLAT = {"threads": "one thread walks a whole column or row, load after dependent load: the time is n̄ "
+                        "latencies whatever the block size, and every block fits in one wave"}
+
+
 class SAT2R2W(SAT):
     searched = ("threads",)
+    flat = LINE_FLAT
 
     def launches(self, size, params, case):
         return 2
+
+    def _launches(self, nbar, dtype, params):
+        t, size = params["threads"], nbar * nbar
+        return (self._line(dtype, "column_prefix", "a", "out", nbar, t, size),
+                self._line(dtype, "row_prefix", "out", "out", nbar, t, size))
 
     def _run(self, inputs, threads, rows):
         arr, nbar = inputs.arrays, inputs.case["nbar"]
@@ -97,9 +170,18 @@ class SAT2R2W(SAT):
 
 class SAT4R4W(SAT):
     searched = ("threads", "rows")
+    flat = LINE_FLAT
 
     def launches(self, size, params, case):
         return 4
+
+    def _launches(self, nbar, dtype, params):
+        from .hmm_permutation import transpose_launch
+        t, size, tile = params["threads"], nbar * nbar, 64 if nbar % 64 == 0 else 32
+        return (self._line(dtype, "column_prefix", "a", "out", nbar, t, size),
+                transpose_launch(dtype, nbar, params["rows"], 0, tile, "out", "tmp"),
+                self._line(dtype, "column_prefix", "tmp", "tmp", nbar, t, size),
+                transpose_launch(dtype, nbar, params["rows"], 0, tile, "tmp", "out"))
 
     def _transpose(self, inputs, src, dst, rows):
         nbar = inputs.case["nbar"]
@@ -120,9 +202,21 @@ class SAT4R4W(SAT):
 
 class SAT4R1W(SAT):
     searched = ("threads",)
+    flat = {"threads": "2n̄ − 1 launches of at most n̄ cells each: the run is bound by launching, not by the "
+                       "block size"}
 
     def launches(self, size, params, case):
         return 2 * math.isqrt(size) - 1
+
+    def _launches(self, nbar, dtype, params):
+        t = params["threads"]
+        out = []
+        for k in range(2 * nbar - 1):
+            count = min(k + 1, 2 * nbar - 1 - k, nbar)      # one cell a thread; each neighbour its own sector
+            out.append(Launch(f"diagonal_step_{_sfx(dtype)}", cdiv(count, t), t,
+                              accesses=(Access("a", count * 32), Access("out", 3 * count * 32),
+                                        Access("out", count * 32, write=True, casual=True)), rounds=1, source=SOURCE))
+        return tuple(out)
 
     def _run(self, inputs, threads, rows):
         arr, nbar = inputs.arrays, inputs.case["nbar"]
@@ -139,6 +233,9 @@ class SAT2R1W(SAT):
     def launches(self, size, params, case):
         return self.REGION_LAUNCHES
 
+    def _launches(self, nbar, dtype, params):
+        return self._region_plan(dtype, nbar, params["rows"], 1.0)
+
     def _run(self, inputs, threads, rows):
         self._region(inputs, 0, 0, rows)
         return inputs.arrays["out"]
@@ -147,6 +244,9 @@ class SAT2R1W(SAT):
 class SAT1R1W(SAT):
     def launches(self, size, params, case):
         return 2 * -(-math.isqrt(size) // W) - 1
+
+    def _launches(self, nbar, dtype, params):
+        return self._wave_plan(dtype, nbar, params["rows"], 0, 2 * cdiv(nbar, W) - 1)
 
     def _run(self, inputs, threads, rows):
         self._waves(inputs, 0, 2 * inputs.case["tiles"] - 1, rows)
@@ -167,6 +267,16 @@ class SAT1pR1W(SAT):
         tiles = -(-math.isqrt(size) // W)
         ka, kb = self.diagonals(tiles, params["r"])
         return (kb - ka) + SAT2R1W.REGION_LAUNCHES * ((ka > 0) + (kb < 2 * tiles - 1))
+
+    def _launches(self, nbar, dtype, params):
+        tiles = cdiv(nbar, W)
+        ka, kb = self.diagonals(tiles, params["r"])
+        corner = ka * (ka + 1) / 2 / (tiles * tiles)       # share of the tiles in one corner triangle
+        out = self._region_plan(dtype, nbar, params["rows"], corner) if ka > 0 else ()
+        out += self._wave_plan(dtype, nbar, params["rows"], ka, kb)
+        if kb < 2 * tiles - 1:
+            out += self._region_plan(dtype, nbar, params["rows"], corner)
+        return out
 
     def diagonals(self, tiles, r):
         ka = min(tiles, int(round(math.sqrt(r) * tiles)))
@@ -197,6 +307,20 @@ class SAT1R1WLookback(SAT):
 
     def model_values(self, size, params, case, limits):
         return {"n": size, "nbar": math.isqrt(size), "R": params["warps"] * params["rows"]}
+
+    def _launches(self, nbar, dtype, params):
+        """One launch; strips of R rows walk chunks of 32 16-byte vectors; each strip waits for the one
+        above once a chunk (hidden behind the bandwidth) and the last strip starts a hop after each strip
+        above it: the chain of one-way flag hops is the strips resident together, less one."""
+        e, warps, rows = np.dtype(dtype).itemsize, params["warps"], params["rows"]
+        R, C = warps * rows, 32 * 16 // e
+        strips, chunks = cdiv(nbar, R), cdiv(nbar, C)
+        size = nbar * nbar
+        status = 3 * strips * nbar * (8 if e == 4 else 16)
+        return (Launch(f"sat_strips_{_sfx(dtype)}_w{warps}_r{rows}", strips, 32 * warps,
+                       accesses=(Access("a", size * e), Access("status", status), Access("out", size * e, write=True)),
+                       rounds=2 * chunks, shared_wavefronts=chunks * 4 * R * C // 32 * max(1, e // 4),
+                       chain=strips - 1, source=SOURCE),)
 
     def make_inputs(self, size, dtype="float32", seed=0, **case):
         inputs = super().make_inputs(size, dtype, seed, **case)

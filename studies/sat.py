@@ -17,7 +17,7 @@ def best_r(nbar, dtype, repeats):
 
     prob = tuner.problem("sat_1pr1w", nbar * nbar, dtype)
     obj = tuner.MeasureObjective(prob, repeats=repeats, time_limit_ms=2000)
-    study = tuner.Study(prob, obj, tuner.load_calibration(obj.device), storage=":memory:", seed=0)
+    study = tuner.Study(prob, obj, tuner.load_model(obj.device), storage=":memory:", seed=0)
     return study.run(TRIALS).best_params
 
 

@@ -356,10 +356,10 @@ def test_lookup_table_record_merge_query_and_atomic_save(tmp_path):
 
 def test_cli_tune_then_lookup(run_cli, tmp_path):
     code, out, err = run_cli("tune", "sat_1pr1w", "--n", str(4096 ** 2), "--objective", "replay", "--grid",
-                             str(_tiny_grid(tmp_path)), "--trials", "6", "--json")
+                             str(_tiny_grid(tmp_path)), "--trials", "20", "--json")
     assert code == 0, err
     result = json.loads(out)
-    assert result["best_params"]["r"] == 0.8 and result["states"]["complete"] + result["states"]["fail"] == 6
+    assert result["best_params"]["r"] == 0.8 and result["states"]["complete"] + result["states"]["fail"] <= 20
     code, out, err = run_cli("lookup", "sat_1pr1w", "--n", str(4096 ** 2), "--json")
     answer = json.loads(out)
     assert code == 0 and answer["source"] == "measured" and answer["device"] == "Test GPU"

@@ -6,6 +6,7 @@ model, replay), :mod:`strategies` (model-guided, TPE, random), :mod:`study` (the
 :mod:`calibration`, :mod:`lookup` and :mod:`storage`.
 """
 from .calibration import Calibration, Observation, fit, load as load_calibration
+from .model import load_machine, load_model
 from .errors import CalibrationError, TrialFailed, TunerError
 from .lookup import Answer, LookupTable, lookup
 from .objectives import Grid, MeasureObjective, ModelObjective, Outcome, ReplayObjective
@@ -15,7 +16,7 @@ from .strategies import STRATEGIES
 from .study import Study, StudyResult
 from .tune import gpu_available, make_objective, tune
 
-__all__ = ["Calibration", "Observation", "fit", "load_calibration", "CalibrationError", "TrialFailed", "TunerError",
+__all__ = ["Calibration", "Observation", "fit", "load_calibration", "load_machine", "load_model", "CalibrationError", "TrialFailed", "TunerError",
            "Answer", "LookupTable", "lookup", "Grid", "MeasureObjective", "ModelObjective", "Outcome",
            "ReplayObjective", "Problem", "problem", "data_dir", "default_url", "open_storage", "STRATEGIES",
            "Study", "StudyResult", "gpu_available", "make_objective", "tune"]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import calibration as calib
+from .model import DEFAULT_DEVICE, load_model
 from .errors import TunerError
 from .lookup import LookupTable
 from .objectives import Grid, MeasureObjective, ModelObjective, ReplayObjective
@@ -12,7 +12,7 @@ from .study import Study, StudyResult
 
 # the grids recorded on the H100 (in a clone of the repository; an installed memtune needs --grid)
 DEFAULT_GRID = Path(__file__).resolve().parents[1] / "bench" / "grids" / "h100" / "grids.csv"
-MODEL_DEVICE = "NVIDIA H100 80GB HBM3"     # the model objective's default calibration (shipped)
+MODEL_DEVICE = DEFAULT_DEVICE     # the model objective's default machine file (shipped)
 
 
 def gpu_available() -> bool:
@@ -28,7 +28,8 @@ def gpu_available() -> bool:
 def make_objective(problem: Problem, kind: str, grid: str | None = None, repeats: int = 20,
                    time_limit_ms: float = 2000.0, calibration: str | None = None):
     """``measure`` (GPU), ``model``, ``replay`` (a recorded grid), or ``auto``: measure where there is a GPU.
-    ``calibration`` (a file) replaces the model objective's default, the shipped H100 calibration."""
+    ``calibration`` (a file) replaces the model objective's default, the physical model on the shipped
+    H100 machine file, by that fitted refinement."""
     if kind == "auto":
         kind = "measure" if gpu_available() else "model"
     if kind == "measure":
@@ -41,7 +42,7 @@ def make_objective(problem: Problem, kind: str, grid: str | None = None, repeats
     if kind == "replay":
         return ReplayObjective(problem, Grid.read(grid or DEFAULT_GRID))
     if kind == "model":
-        return ModelObjective(problem, calib.load(MODEL_DEVICE, calibration))
+        return ModelObjective(problem, load_model(MODEL_DEVICE, calibration))
     raise TunerError(f"objective: must be one of measure, model, replay, auto; got {kind!r}")
 
 
@@ -51,7 +52,7 @@ def tune(problem: Problem, objective: str = "auto", trials: int = 30, storage: s
          repeats: int = 20) -> StudyResult:
     """Run (or resume) a study and record its best measured configuration in the lookup table."""
     obj = make_objective(problem, objective, grid, repeats, calibration=calibration)
-    cal = obj.calibration if obj.name == "model" else calib.load(obj.device, calibration)
+    cal = obj.calibration if obj.name == "model" else load_model(obj.device, calibration)
     result = Study(problem, obj, cal, storage=storage, name=study, strategy=strategy, seed=seed).run(trials, progress)
     if result.best_params is not None and obj.name != "model":
         lookup = LookupTable.read(table)

@@ -11,7 +11,7 @@ def add_arguments(parser):
     add_problem_arguments(parser)
     parser.add_argument("--device", default=None, help="device name or part of it (default: any)")
     parser.add_argument("--table", default=None, help="lookup table CSV/Parquet (default: in the data directory)")
-    parser.add_argument("--calibration", default=None, help="calibration TOML for the model's pick")
+    parser.add_argument("--calibration", default=None, help="fitted calibration TOML for the model's pick (default: the physical model)")
     add_json_flag(parser)
 
 
@@ -19,7 +19,7 @@ def run(args) -> int:
     import tuner
 
     problem = problem_from(args)
-    cal = tuner.load_calibration(args.device, args.calibration)
+    cal = tuner.load_model(args.device, args.calibration)
     answer = tuner.lookup(problem, tuner.LookupTable.read(args.table, must_exist=args.table is not None), cal, args.device)
     if args.json:
         print_json(answer.to_dict())
@@ -27,7 +27,7 @@ def run(args) -> int:
     params = ", ".join(f"{k}={v}" for k, v in answer.params.items()) or "(no tunables)"
     where = {"measured": f"measured on {answer.device}",
              "nearest": f"measured on {answer.device} at the nearest recorded size {answer.recorded_size}, not {answer.size}",
-             "model": f"no record: the calibrated model's pick ({cal.device})"}[answer.source]
+             "model": f"no record: the model's pick ({cal.device})"}[answer.source]
     time = f"{answer.median_ms:.4f} ms measured" if answer.median_ms is not None else \
         f"{answer.predicted_ms:.4f} ms predicted"
     print(f"{answer.kernel} n={answer.size} {answer.dtype}: {params}\n  {time}; source: {answer.source} ({where})")

@@ -15,10 +15,33 @@ def add_arguments(parser):
     add_json_flag(parser)
 
 
+SHOWN = ("copy_bandwidth", "dram_latency", "l2_latency", "l2_bytes", "shared_latency", "banks", "clock",
+         "launch_overhead", "launch_gap", "flag_round_trip", "fma_f32", "sms")
+
+
+def machine_files() -> dict:
+    """Probed machine files: the shipped ones, then the user's (``memtune probe``), by device."""
+    from costmodel import physical
+    from tuner.model import machines_dir
+
+    files = {m.device: m for m in physical.shipped().values()}
+    folder = machines_dir()
+    for path in sorted(folder.glob("*.toml")) if folder.is_dir() else []:
+        try:
+            m = physical.load(path=path)
+        except Exception:       # a broken user file is reported by the commands that read it
+            continue
+        files[m.device] = m
+    return files
+
+
 def run(args) -> int:
     presets = all_presets()
+    probed = machine_files()
     if args.json:
-        print_json({"presets": [p.to_dict() for p in presets]})
+        print_json({"presets": [p.to_dict() for p in presets],
+                    "probed": {d: {k: {"value": q.value, "unit": q.unit, "spread": q.spread}
+                                   for k, q in m.values.items()} for d, m in probed.items()}})
         return 0
     rows = []
     for p in presets:
@@ -29,5 +52,10 @@ def run(args) -> int:
         rows.append(row)
     print(pd.DataFrame(rows).to_string(index=False))
     print("\nd DMMs (SMs), p threads per DMM, width w, shared latency l, global latency L,"
-          " m x m words of shared memory; * = estimate until `memtune calibrate` fits it")
+          " m x m words of shared memory; * = estimate (the seeds give no value)")
+    if probed:
+        table = pd.DataFrame({d: {k: f"{m.values[k].value:.4g} {m.values[k].unit}" for k in SHOWN}
+                              for d, m in probed.items()})
+        print("\nProbed machine files (`memtune probe`; the physical model's only device input):")
+        print(table.to_string())
     return 0

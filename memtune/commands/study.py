@@ -35,9 +35,11 @@ def run(args) -> int:
             studies.measure(name, out, args.repeats)
         raw = out / f"{name}.raw.csv"
         device = pd.read_csv(raw, nrows=1).device.iloc[0] if raw.is_file() else None
-        cal = tuner.load_calibration(device, args.calibration)
+        cal = tuner.load_model(device, args.calibration)
         print(f"{name}: {studies.report(name, out, cal)}")
     if args.name in ("fidelity", "all"):
-        cal = tuner.load_calibration("NVIDIA H100 80GB HBM3", args.calibration)
-        print(f"fidelity: {studies.write_fidelity(out, cal)}")
+        device = "NVIDIA H100 80GB HBM3"
+        refined = tuner.load_calibration(device, args.calibration)      # the fitted refinement, named as such
+        path = studies.write_fidelity(out, tuner.load_model(device), refined, tuner.Calibration(device="uncalibrated"))
+        print(f"fidelity: {path}")
     return 0

@@ -18,7 +18,7 @@ def add_arguments(parser):
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--grid", default=None, help="recorded grid CSV for --objective replay")
     parser.add_argument("--table", default=None, help="lookup table to update (default: in the data directory)")
-    parser.add_argument("--calibration", default=None, help="calibration TOML (default: this device's)")
+    parser.add_argument("--calibration", default=None, help="fitted calibration TOML, an optional refinement (default: the physical model on the machine file)")
     parser.add_argument("--repeats", type=positive, default=20, help="timed repeats per configuration")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_json_flag(parser)

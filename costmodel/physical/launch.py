@@ -1,0 +1,254 @@
+"""The time of kernel launches on a measured machine: the seeds' HMM with physical units.
+
+A kernel's *plan* (:class:`Plan`) lists its launches for one configuration: grid and block, the
+bytes each array moves, the dependent global rounds a block waits out, its shared-memory wavefronts
+(bank-conflict stages, from the DMM simulator where the pattern is irregular), its arithmetic and
+the serial look-back hops. The machine file supplies the rest. Per launch:
+
+* occupancy ``b``: resident blocks per SM from the threads, the compiled registers (allocated per
+  warp in units of 256) and the shared memory (plus the runtime's reserved bytes) of one block;
+  ``C = b * sms`` blocks run at once, in ``waves = grid / C`` (the last one partial);
+* one wave of ``k`` blocks takes the longest of
+  - memory: its DRAM bytes over the copy bandwidth plus its L2 bytes over the L2 bandwidth,
+  - latency: ``rounds`` dependent global rounds of one block, each a DRAM (or L2) latency, and its
+    dependent shared rounds at the shared latency,
+  - the SM's instruction work: shared wavefronts (one per cycle per SM) plus fused multiply-adds at
+    the measured rate, on the ``k / sms`` blocks each SM holds;
+  with one latency more to drain the launch. A launch of one wave (a persistent grid) is different:
+  its blocks start together and walk their rounds in step, so every round costs its bytes at
+  bandwidth *plus* a latency, the seeds' ``n/w + L`` per round;
+  memory is the bound when the bytes in flight, ``k * bytes per block / rounds``, reach bandwidth x
+  latency: this is the seeds' condition ``wL <= dp`` with w in bytes per ns of the whole device;
+* plus the look-back chain: ``chain`` one-way flag hops
+  (half the measured round trip) that no wave can overlap;
+* launches queue: the run takes ``max(sum(launch + gap), launches * host overhead)``.
+
+Where a byte is served: an array touched earlier in the run is read from the L2 while the bytes
+touched since then fit in the measured L2 (an LRU stack in bytes); everything else is DRAM. A
+casual write that reaches DRAM on ECC memory reads its 32-byte sector first (twice the bytes).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import sympy
+
+SECTOR = 32
+
+
+@dataclass(frozen=True)
+class Access:
+    array: str
+    bytes: float                 # bytes moved for this array by the launch (sectors for casual access)
+    write: bool = False
+    casual: bool = False         # scattered partial sectors
+    cached: bool = False         # re-reads that the blocks running together share through the L2
+
+
+@dataclass(frozen=True)
+class Launch:
+    function: str
+    grid: int
+    threads: int
+    dynamic_shared: int = 0
+    accesses: tuple[Access, ...] = ()
+    rounds: float = 1.0              # dependent global rounds of one block over its life
+    shared_wavefronts: float = 0.0   # per block
+    shared_rounds: float = 0.0       # dependent shared accesses of one block
+    flops: float = 0.0               # per block
+    chain: float = 0.0               # serial one-way flag hops on the critical path
+    fp64: bool = False
+    host: bool = True                # launched from Python (False: a library call inside one launch)
+    source: str = ""                 # the .cu file of ``function`` (the probe reads its resources)
+
+
+@dataclass(frozen=True)
+class Plan:
+    arrays: dict                     # array -> bytes
+    launches: tuple[Launch, ...]
+    notes: str = ""
+
+
+@dataclass(frozen=True)
+class Served:
+    """Where one launch's bytes come from."""
+
+    dram: float
+    l2: float
+
+
+@dataclass(frozen=True)
+class LaunchTime:
+    launch: Launch
+    blocks_per_sm: int
+    waves: float
+    memory_ns: float
+    latency_ns: float
+    instruction_ns: float
+    chain_ns: float
+    total_ns: float
+    served: Served = field(default_factory=lambda: Served(0, 0))
+
+    @property
+    def limit(self) -> str:
+        parts = {"memory bandwidth": self.memory_ns, "latency": self.latency_ns,
+                 "SM instructions (shared, FMA)": self.instruction_ns}
+        return max(parts, key=parts.get)
+
+
+def serve(plan: Plan, l2_bytes: float, ecc: bool) -> list[Served]:
+    """DRAM and L2 bytes of each launch (LRU in bytes; the run starts with a cold L2)."""
+    last_touch: dict[str, float] = {}
+    clock = 0.0
+    out = []
+    for launch in plan.launches:
+        dram = l2 = 0.0
+        for a in launch.accesses:
+            size = plan.arrays.get(a.array, a.bytes)
+            hit = a.cached or (a.array in last_touch and clock - last_touch[a.array] + size <= l2_bytes)
+            fits = sum(plan.arrays.values()) <= l2_bytes
+            if a.write and fits:
+                hit = True       # written into an L2 that holds the whole run: written back after it
+            if hit:
+                l2 += a.bytes
+            else:
+                dram += a.bytes * (2 if (a.write and a.casual and ecc) else 1)
+        for a in launch.accesses:
+            clock += min(a.bytes, plan.arrays.get(a.array, a.bytes))
+            last_touch[a.array] = clock
+        out.append(Served(dram, l2))
+    return out
+
+
+def blocks_per_sm(launch: Launch, machine, registers: int, static_shared: int) -> int:
+    warps = -(-launch.threads // 32)
+    regs_per_warp = -(-registers * 32 // 256) * 256
+    limits = [int(machine["blocks_per_sm"]), int(machine["threads_per_sm"]) // (warps * 32)]
+    if registers:
+        limits.append(int(machine["registers_per_sm"]) // (regs_per_warp * warps))
+    shared = launch.dynamic_shared + static_shared
+    if shared:
+        if shared > machine["shared_per_block"]:
+            return 0
+        limits.append(int(machine["shared_per_sm"]) // int(shared + machine["reserved_shared_per_block"]))
+    return max(0, min(limits))
+
+
+def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
+    res = machine.resources(launch.function)
+    registers, static = (res.registers, res.static_shared) if res else (32, 0)
+    b = blocks_per_sm(launch, machine, registers, static)
+    if b == 0 or launch.threads > machine["max_threads_per_block"]:
+        return LaunchTime(launch, 0, math.inf, math.inf, math.inf, math.inf, 0.0, math.inf, served)
+    sms = int(machine["sms"])
+    concurrent = b * sms
+    grid = max(1, launch.grid)
+    full, tail = divmod(grid, concurrent)
+    beta = machine["copy_bandwidth"]                     # GB/s = bytes per ns
+    latency = machine["dram_latency"] if served.dram > 0 else machine["l2_latency"]
+    shared_latency = machine["shared_latency"] / machine["clock"]
+    fma = machine["fma_f64" if launch.fp64 else "fma_f32"]
+    wavefront_ns = 1.0 / machine["clock"]                # one shared wavefront per cycle per SM
+    per_block_dram, per_block_l2 = served.dram / grid, served.l2 / grid
+    lat = launch.rounds * latency + launch.shared_rounds * shared_latency
+
+    def wave(k: int) -> tuple[float, float]:
+        mem = k * (per_block_dram / beta + per_block_l2 / machine["l2_bandwidth"])
+        per_sm = -(-k // sms)
+        busy = min(k, sms) / sms
+        inst = per_sm * launch.shared_wavefronts * wavefront_ns + k * launch.flops / (fma * busy)
+        return mem, inst
+
+    waves = [(full, concurrent)] + ([(1, tail)] if tail else [])
+    memory = sum(c * wave(k)[0] for c, k in waves if c)
+    instruction = sum(c * wave(k)[1] for c, k in waves if c)
+    latency_total = sum(c * lat for c, k in waves if c)
+    if full + (1 if tail else 0) == 1:
+        # one wave: its blocks start together and walk their rounds in step, so each round costs its
+        # bytes at bandwidth plus a latency (the seeds' n/w + L per round)
+        mem, inst = wave(min(grid, concurrent))
+        body = max(mem + lat, inst) + latency
+    else:
+        # several waves drift out of step and overlap: each wave is bound by one resource; one drain
+        body = sum(c * max(*wave(k), lat) for c, k in waves if c) + latency
+    chain = launch.chain * machine["flag_round_trip"] / 2
+    total = body + chain
+    return LaunchTime(launch, b, grid / concurrent, memory, latency_total, instruction, chain, total, served)
+
+
+def plan_times(plan: Plan, machine) -> list[LaunchTime]:
+    served = serve(plan, machine["l2_bytes"], bool(machine["ecc"]))
+    return [launch_time(launch, s, machine) for launch, s in zip(plan.launches, served)]
+
+
+HOLD_NS = 300_000   # memtune's timing holds the GPU this long before a run (kernels.timing.hold_gpu)
+
+
+def run_time_ns(plan: Plan, machine, times: list[LaunchTime] | None = None, hold_ns: float = HOLD_NS) -> float:
+    """The run: launches queued back to back, each a device gap apart, fed by the host; the host's
+    first ``hold_ns`` of launching overlap the hold that the timing puts before the run."""
+    times = times if times is not None else plan_times(plan, machine)
+    device = sum(t.total_ns + machine["launch_gap"] * 1e3 for t in times)
+    host = sum(1 for t in times if t.launch.host) * machine["launch_overhead"] * 1e3 - hold_ns
+    return max(device, host)
+
+
+# -- the symbolic form ----------------------------------------------------------------------------
+BETA, BETA2, LAT, LAT2, HOP, GAP, HOST, SIGMA, PHI, PHI64 = sympy.symbols(
+    "beta beta_L2 L L_2 h lambda_gap lambda_host sigma phi phi_64", positive=True)
+SYMBOL_PARAMETERS = {BETA: "copy_bandwidth", BETA2: "l2_bandwidth", LAT: "dram_latency", LAT2: "l2_latency",
+                     HOP: "flag_round_trip", GAP: "launch_gap", HOST: "launch_overhead", SIGMA: "clock",
+                     PHI: "fma_f32", PHI64: "fma_f64"}
+SYMBOL_MEANING = {BETA: "copy bandwidth (bytes/ns)", BETA2: "L2 bandwidth (bytes/ns)", LAT: "DRAM latency (ns)",
+                  LAT2: "L2 latency (ns)", HOP: "flag round trip (ns)", GAP: "launch gap (us)",
+                  HOST: "host launch overhead (us)", SIGMA: "shared wavefronts per ns per SM (the clock, GHz)",
+                  PHI: "float32 FMA rate (GFLOP/s = flop/ns)", PHI64: "float64 FMA rate (flop/ns)"}
+
+
+def symbol_values(machine) -> dict:
+    return {s: machine[name] for s, name in SYMBOL_PARAMETERS.items()}
+
+
+def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
+    """One launch's time (ns) as a sympy expression in the machine symbols, with the geometry as numbers."""
+    if t.blocks_per_sm == 0:
+        return sympy.oo
+    launch, sms = t.launch, int(machine["sms"])
+    concurrent = t.blocks_per_sm * sms
+    grid = max(1, launch.grid)
+    full, tail = divmod(grid, concurrent)
+    lat_sym = LAT if t.served.dram > 0 else LAT2
+    shared_lat = sympy.nsimplify(launch.shared_rounds * machine["shared_latency"]) / SIGMA
+    lat = sympy.nsimplify(launch.rounds) * lat_sym + shared_lat
+    phi = PHI64 if launch.fp64 else PHI
+
+    def wave(k):
+        mem = sympy.nsimplify(k * t.served.dram / grid) / BETA + sympy.nsimplify(k * t.served.l2 / grid) / BETA2
+        inst = sympy.nsimplify(-(-k // sms) * launch.shared_wavefronts) / SIGMA + \
+            sympy.nsimplify(k * launch.flops * sms / min(k, sms)) / phi
+        return mem, inst
+
+    if full + (1 if tail else 0) == 1:
+        mem, inst = wave(min(grid, concurrent))
+        body = sympy.Max(mem + lat, inst) + lat_sym
+    else:
+        body = sum((c * sympy.Max(*wave(k), lat) for c, k in ((full, concurrent), (1 if tail else 0, tail)) if c),
+                   sympy.Integer(0)) + lat_sym
+    return body + sympy.nsimplify(launch.chain) * HOP / 2
+
+
+def bandwidth_condition(t: LaunchTime, machine):
+    """The seeds' wL <= dp for this launch: resident blocks k for which memory, not latency, bounds a wave.
+
+    Returns (relation in k, the smallest k, the k this launch has).
+    """
+    k = sympy.Symbol("k", positive=True)
+    grid = max(1, t.launch.grid)
+    per_block = (t.served.dram + t.served.l2) / grid
+    if per_block == 0:
+        return None
+    relation = sympy.Le(BETA * LAT * sympy.nsimplify(t.launch.rounds), k * sympy.nsimplify(per_block))
+    need = machine["copy_bandwidth"] * machine["dram_latency"] * t.launch.rounds / per_block
+    have = min(grid, t.blocks_per_sm * int(machine["sms"]))
+    return relation, need, have

@@ -1,0 +1,183 @@
+"""A machine file: one GPU's physical parameters, each measured, with its unit and spread.
+
+``memtune probe`` writes one per device (TOML, ``machines/<device>.toml`` in the data directory; the
+H100's ships in ``costmodel/physical/machines/``). Every parameter is a :class:`Quantity`: a value in
+a stated unit, the spread of the repeats that measured it (inter-quartile range over the median), and
+how it was measured. Limits that the driver reports (SM count, registers, shared memory) are
+quantities too, with spread 0 and method ``attribute``. ``[kernels]`` holds the compiled resources
+(registers, static shared memory, local memory) of every kernel function, read from CuPy on the
+device, so the model can compute occupancy on a machine without a GPU.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from ..errors import InputFileError, MemtuneError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+class MachineFileError(MemtuneError, LookupError):
+    """No machine file for a device, or one that cannot be read."""
+
+
+@dataclass(frozen=True)
+class Quantity:
+    value: float
+    unit: str
+    spread: float = 0.0          # relative: inter-quartile range / median of the repeats
+    method: str = ""
+
+    def to_toml(self) -> str:
+        return (f"{{ value = {_num(self.value)}, unit = {_str(self.unit)}, spread = {_num(self.spread)}, "
+                f"method = {_str(self.method)} }}")
+
+
+@dataclass(frozen=True)
+class KernelResources:
+    registers: int               # per thread
+    static_shared: int = 0       # bytes per block
+    local: int = 0               # bytes per thread (spills, stack)
+
+
+# The parameters of the physical model, their units and what each means. A machine file must have them all.
+PARAMETERS = {
+    "copy_bandwidth": ("GB/s", "device-to-device copy of 1 GiB, bytes read plus bytes written per second"),
+    "dram_read_bandwidth": ("GB/s", "16-byte loads over 1 GiB, grid-stride, full occupancy"),
+    "dram_latency": ("ns", "dependent-load chase over 256 MiB (past the L2), one thread"),
+    "l2_latency": ("ns", "dependent-load chase over 4 MiB (L2-resident), one thread"),
+    "l2_bytes": ("B", "footprint where the chase latency is half-way from the L2's to the DRAM's"),
+    "l2_bandwidth": ("GB/s", "16-byte loads over a quarter of the L2, repeated passes"),
+    "shared_bandwidth": ("B/ns/SM", "every warp reading shared memory at a stride of one word"),
+    "shared_latency": ("cycle", "dependent-load chase in shared memory, clock64"),
+    "banks": ("1", "word stride from which a warp's shared access stops slowing (the conflict degree saturates)"),
+    "bank_bytes": ("B", "8-byte against 4-byte shared loads at stride one"),
+    "clock": ("GHz", "cycles of clock64 per nanosecond of a spinning kernel"),
+    "launch_overhead": ("us", "host time per launch of an empty kernel through CuPy, 2000 launches"),
+    "launch_gap": ("us", "device time per empty kernel queued back to back behind a busy GPU"),
+    "flag_round_trip": ("ns", "two blocks handing a flag back and forth through global memory"),
+    "fma_f32": ("GFLOP/s", "independent float32 fused multiply-add chains, full occupancy"),
+    "fma_f64": ("GFLOP/s", "independent float64 fused multiply-add chains, full occupancy"),
+    "sms": ("1", "attribute"),
+    "threads_per_sm": ("1", "attribute"),
+    "blocks_per_sm": ("1", "attribute"),
+    "registers_per_sm": ("1", "attribute"),
+    "shared_per_sm": ("B", "attribute"),
+    "shared_per_block": ("B", "attribute: the opt-in maximum"),
+    "reserved_shared_per_block": ("B", "attribute: what the runtime keeps per block"),
+    "max_threads_per_block": ("1", "attribute"),
+    "ecc": ("1", "attribute: 1 when ECC is on (a partial-sector write reads its sector first)"),
+}
+
+
+@dataclass(frozen=True)
+class MachineFile:
+    device: str
+    values: dict[str, Quantity]
+    kernels: dict[str, KernelResources] = field(default_factory=dict)
+    source: str = "probe"
+    notes: dict = field(default_factory=dict)
+
+    def __getitem__(self, name: str) -> float:
+        if name not in self.values:
+            raise MachineFileError(f"machine file of {self.device}: no parameter {name!r}; run `memtune probe`")
+        return self.values[name].value
+
+    def resources(self, function: str) -> KernelResources | None:
+        return self.kernels.get(function)
+
+    def to_toml(self) -> str:
+        lines = [f"# memtune machine file of {self.device}; written by `memtune probe`",
+                 "# value: the median of the repeats, in `unit`; spread: inter-quartile range / median", "",
+                 f"device = {_str(self.device)}", f"source = {_str(self.source)}", "", "[parameters]"]
+        lines += [f"{k} = {q.to_toml()}" for k, q in self.values.items()]
+        if self.notes:
+            lines += ["", "[notes]"] + [f"{k} = {_str(str(v))}" for k, v in self.notes.items()]
+        lines += ["", "[kernels]"]
+        lines += [f"{k} = {{ registers = {r.registers}, static_shared = {r.static_shared}, local = {r.local} }}"
+                  for k, r in sorted(self.kernels.items())]
+        return "\n".join(lines) + "\n"
+
+    def save(self, path: Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(self.to_toml(), encoding="utf-8")
+        tmp.replace(path)
+        return path
+
+
+def _str(s: str) -> str:
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _num(x: float) -> str:
+    return repr(float(x)) if not float(x).is_integer() or abs(x) >= 1e15 else str(int(x))
+
+
+def slug(device: str) -> str:
+    """A file name for a device: 'NVIDIA H100 80GB HBM3' -> 'nvidia-h100-80gb-hbm3'."""
+    return re.sub(r"[^a-z0-9]+", "-", device.lower()).strip("-") or "device"
+
+
+def parse(text: str, origin: str) -> MachineFile:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputFileError(f"machine file {origin}: not valid TOML ({exc})") from None
+    if "device" not in data or "parameters" not in data:
+        raise InputFileError(f"machine file {origin}: needs 'device' and a [parameters] table")
+    values = {}
+    for key, q in data["parameters"].items():
+        if not isinstance(q, dict) or "value" not in q or "unit" not in q:
+            raise InputFileError(f"machine file {origin}: parameter {key!r} needs a value and a unit")
+        values[key] = Quantity(float(q["value"]), str(q["unit"]), float(q.get("spread", 0.0)), str(q.get("method", "")))
+    missing = [k for k in PARAMETERS if k not in values]
+    if missing:
+        raise InputFileError(f"machine file {origin}: missing {', '.join(missing)}; run `memtune probe` again")
+    kernels = {k: KernelResources(int(v["registers"]), int(v.get("static_shared", 0)), int(v.get("local", 0)))
+               for k, v in data.get("kernels", {}).items()}
+    return MachineFile(str(data["device"]), values, kernels, str(data.get("source", "probe")),
+                       dict(data.get("notes", {})))
+
+
+def shipped() -> dict[str, MachineFile]:
+    folder = resources.files(__name__.rsplit(".", 1)[0]).joinpath("machines")
+    return {p.name[:-5]: parse(p.read_text(encoding="utf-8"), p.name)
+            for p in folder.iterdir() if p.name.endswith(".toml")}
+
+
+def _matches(key: str, candidates) -> str | None:
+    """A device name as users write it ('H100', 'h100', the CUDA name) against file slugs."""
+    if key in candidates:
+        return key
+    hits = [c for c in candidates if key in c.split("-") or key in c or c in key]
+    return sorted(hits, key=len)[0] if hits else None
+
+
+def load(device: str | None = None, path: str | Path | None = None, user_folder: Path | None = None) -> MachineFile:
+    """The machine file given by path, else the user's probe of ``device``, else a shipped one."""
+    if path:
+        p = Path(path)
+        if not p.is_file():
+            raise MachineFileError(f"machine: no file {str(p)!r}")
+        return parse(p.read_text(encoding="utf-8"), str(p))
+    key = slug(device or "h100")
+    if user_folder is not None and user_folder.is_dir():
+        mine = {p.stem: p for p in user_folder.glob("*.toml")}
+        hit = _matches(key, mine)
+        if hit:
+            return parse(mine[hit].read_text(encoding="utf-8"), str(mine[hit]))
+    ships = shipped()
+    hit = _matches(key, ships)
+    if hit:
+        return ships[hit]
+    raise MachineFileError(f"machine: no machine file for {device!r}; run `memtune probe` on that GPU "
+                           f"(shipped: {', '.join(sorted(ships)) or 'none'})")

@@ -1,0 +1,113 @@
+// Microbenchmarks of `memtune probe`: each measures one physical parameter of the machine model.
+//
+// chase_global      dependent loads through a cyclic index list: global latency (DRAM or L2 by footprint)
+// chase_shared      the same in shared memory, timed in cycles with clock64: shared latency
+// read_sum          16-byte loads, grid-stride, repeated passes: read bandwidth of DRAM or of the L2
+// shared_stride     every warp reads shared memory at a word stride: bandwidth, and bank count and width
+//                   from how the time grows with the stride
+// ping_pong         two blocks hand a flag back and forth through global memory: the round trip a
+//                   look-back waits
+// fma_f32 / fma_f64 independent fused multiply-add chains: arithmetic throughput
+// spin / empty      a kernel of known cycles (the clock) and one of no work (launch costs)
+
+extern "C" __global__ void chase_global(const unsigned* __restrict__ next, unsigned start, int steps,
+                                        unsigned* out) {
+    unsigned j = start;
+    for (int s = 0; s < steps; ++s) j = __ldcg(next + j);   // .cg: past L1, so the L2 or DRAM answers
+    out[0] = j;
+}
+
+extern "C" __global__ void chase_shared(const unsigned* __restrict__ next, int count, int steps,
+                                        unsigned* out, long long* cycles) {
+    extern __shared__ unsigned ring[];
+    for (int i = threadIdx.x; i < count; i += blockDim.x) ring[i] = next[i];
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    unsigned j = 0;
+    for (int s = 0; s < 64; ++s) j = ring[j];               // warm
+    long long t0 = clock64();
+    for (int s = 0; s < steps; ++s) j = ring[j];
+    long long t1 = clock64();
+    out[0] = j;
+    cycles[0] = t1 - t0;
+}
+
+extern "C" __global__ void read_sum(const float4* __restrict__ a, long long n4, int passes, float* out) {
+    float acc = 0.f;
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (int p = 0; p < passes; ++p) {
+        for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += 4 * stride) {
+            float4 v[4];
+#pragma unroll
+            for (int u = 0; u < 4; ++u) v[u] = (i + u * stride < n4) ? __ldcg(a + i + u * stride) : make_float4(0, 0, 0, 0);
+#pragma unroll
+            for (int u = 0; u < 4; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
+        }
+    }
+    if (acc == 12345.678f) out[0] = acc;                     // never true: keeps the loads
+}
+
+// WORD = 4 or 8 bytes; each thread reads word (lane * stride) of its warp's window, `iters` times.
+template <typename T>
+__device__ void shared_stride(int stride, int iters, T* out) {
+    extern __shared__ __align__(16) unsigned char smem[];
+    volatile T* s = reinterpret_cast<volatile T*>(smem);   // volatile: one load per iteration
+    int span = 32 * stride;
+    for (int i = threadIdx.x; i < span; i += blockDim.x) s[i] = (T)i;
+    __syncthreads();
+    int lane = threadIdx.x & 31;
+    int idx = lane * stride;
+    T acc = 0;
+#pragma unroll 8
+    for (int it = 0; it < iters; ++it) {
+        acc += s[idx];
+    }
+    if (acc == (T)-1) out[0] = acc;
+}
+extern "C" __global__ void shared_stride_4(int stride, int iters, unsigned* out) { shared_stride<unsigned>(stride, iters, out); }
+extern "C" __global__ void shared_stride_8(int stride, int iters, unsigned long long* out) {
+    shared_stride<unsigned long long>(stride, iters, out);
+}
+
+extern "C" __global__ void ping_pong(volatile unsigned* flags, int rounds) {
+    // flags[0]: block 0 -> block 1, flags[32]: block 1 -> block 0 (different 128-byte lines)
+    if (threadIdx.x != 0) return;
+    if (blockIdx.x == 0) {
+        for (int r = 1; r <= rounds; ++r) {
+            flags[0] = r;
+            __threadfence();
+            while (flags[32] != (unsigned)r) { }
+        }
+    } else {
+        for (int r = 1; r <= rounds; ++r) {
+            while (flags[0] != (unsigned)r) { }
+            flags[32] = r;
+            __threadfence();
+        }
+    }
+}
+
+template <typename T>
+__device__ void fma_chains(int iters, T* out) {
+    T x[8];
+#pragma unroll
+    for (int c = 0; c < 8; ++c) x[c] = (T)(threadIdx.x + c);
+    const T a = (T)0.999, b = (T)0.001;
+    for (int it = 0; it < iters; ++it) {
+#pragma unroll
+        for (int c = 0; c < 8; ++c) x[c] = fma(x[c], a, b);
+    }
+    T acc = 0;
+#pragma unroll
+    for (int c = 0; c < 8; ++c) acc += x[c];
+    if (acc == (T)-1) out[0] = acc;
+}
+extern "C" __global__ void fma_f32(int iters, float* out) { fma_chains<float>(iters, out); }
+extern "C" __global__ void fma_f64(int iters, double* out) { fma_chains<double>(iters, out); }
+
+extern "C" __global__ void spin(long long cycles) {
+    long long t0 = clock64();
+    while (clock64() - t0 < cycles) { }
+}
+
+extern "C" __global__ void empty() { }

@@ -1,0 +1,286 @@
+"""``memtune probe``: measure one GPU's machine parameters (microbenchmarks of ``probe.cu``).
+
+Each measurement is repeated; the value is the median and the spread the inter-quartile range over
+the median. The whole probe takes well under a minute on an H100. The result is a
+:class:`costmodel.physical.MachineFile`, with the compiled resources of every kernel function the
+model's launch plans name.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+
+from costmodel.physical.machine import PARAMETERS, KernelResources, MachineFile, Quantity
+
+from .base import cupy, function, launch
+
+SOURCE = "probe.cu"
+REPEATS = 7
+
+
+def _summary(samples, unit, method) -> Quantity:
+    samples = sorted(float(s) for s in samples)
+    med = statistics.median(samples)
+    q = np.percentile(samples, [25, 75])
+    return Quantity(med, unit, float((q[1] - q[0]) / med) if med else 0.0, method)
+
+
+def _event_ms(run, repeats=REPEATS) -> list[float]:
+    cp = cupy()
+    run()                                   # warm
+    out = []
+    for _ in range(repeats):
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        run()
+        stop.record()
+        stop.synchronize()
+        out.append(cp.cuda.get_elapsed_time(start, stop))
+    return out
+
+
+def _ring(count: int, spacing: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """A random cyclic order over ``count`` slots ``spacing`` words apart: next[slot] = following slot.
+
+    Returns the next-array and the order (word index of the i-th slot along the ring).
+    """
+    order = np.random.default_rng(seed).permutation(count).astype(np.uint64) * spacing
+    nxt = np.zeros(count * spacing, np.uint32)
+    nxt[order] = np.roll(order, -1).astype(np.uint32)
+    return nxt, order
+
+
+def chase_ns(footprint: int, steps: int = 20000, repeats: int = 5) -> list[float]:
+    """Nanoseconds per dependent load over a ring of ``footprint`` bytes (one slot per 128-byte line).
+
+    The whole ring is walked once first; each timed walk then starts where the first walk was
+    longest ago (``repeats`` disjoint stretches from the ring's start), so a ring larger than the L2
+    misses it and a smaller one hits it.
+    """
+    cp = cupy()
+    spacing, count = 32, max(footprint // 128, 2)
+    host, order = _ring(count, spacing)
+    nxt, out = cp.asarray(host), cp.zeros(1, np.uint32)
+    fn = function(SOURCE, "chase_global")
+    launch(fn, (1,), (1,), (nxt, np.uint32(0), np.int32(count), out))
+    steps = min(steps, count // repeats)
+    times = []
+    for k in range(repeats):
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        launch(fn, (1,), (1,), (nxt, np.uint32(order[k * steps]), np.int32(steps), out))
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop) * 1e6 / steps)
+    return times
+
+
+def global_latencies() -> dict[str, Quantity]:
+    dram = chase_ns(256 << 20)
+    l2 = chase_ns(4 << 20)
+    return {"dram_latency": _summary(dram, "ns", PARAMETERS["dram_latency"][1]),
+            "l2_latency": _summary(l2, "ns", PARAMETERS["l2_latency"][1])}
+
+
+def l2_size(l2_ns: float, dram_ns: float, attribute: int) -> tuple[Quantity, dict]:
+    """The footprint where the chase latency crosses half-way between the L2's and the DRAM's."""
+    mib = [8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 128]
+    curve = {m: statistics.median(chase_ns(m << 20, 4000, 3)) for m in mib}
+    half = (l2_ns + dram_ns) / 2
+    knee = next((m for m in mib if curve[m] >= half), mib[-1])
+    prev = mib[max(0, mib.index(knee) - 1)]
+    if knee != prev and curve[knee] != curve[prev]:   # interpolate between the two footprints around the crossing
+        knee = prev + (knee - prev) * (half - curve[prev]) / (curve[knee] - curve[prev])
+    notes = {"l2_chase_curve_ns": ", ".join(f"{m} MiB: {curve[m]:.0f}" for m in mib),
+             "l2_attribute_bytes": attribute}
+    return Quantity(knee * (1 << 20), "B", 0.0, PARAMETERS["l2_bytes"][1]), notes
+
+
+def read_bandwidth(nbytes: int, passes: int, grid: int) -> list[float]:
+    cp = cupy()
+    a = cp.ones(nbytes // 4, np.float32)
+    out = cp.zeros(1, np.float32)
+    fn = function(SOURCE, "read_sum")
+    n4 = np.int64(a.size // 4)
+    times = _event_ms(lambda: launch(fn, (grid,), (512,), (a, n4, np.int32(passes), out)))
+    return [nbytes * passes / (t * 1e-3) / 1e9 for t in times]
+
+
+def copy_bandwidth() -> list[float]:
+    cp = cupy()
+    a = cp.ones(1 << 28, np.float32)
+    b = cp.empty_like(a)
+    times = _event_ms(lambda: cp.copyto(b, a))
+    return [2 * a.nbytes / (t * 1e-3) / 1e9 for t in times]
+
+
+def clock_ghz() -> list[float]:
+    cycles = 20_000_000
+    fn = function(SOURCE, "spin")
+    times = _event_ms(lambda: launch(fn, (1,), (1,), (np.int64(cycles),)), 5)
+    return [cycles / (t * 1e6) for t in times]
+
+
+def shared_latency() -> list[float]:
+    cp = cupy()
+    count, steps = 4096, 100000
+    nxt = cp.asarray(_ring(count, 1))
+    out, cyc = cp.zeros(1, np.uint32), cp.zeros(1, np.int64)
+    fn = function(SOURCE, "chase_shared")
+    samples = []
+    for _ in range(5):
+        launch(fn, (1,), (256,), (nxt, np.int32(count), np.int32(steps), out, cyc), shared_mem=4 * count)
+        samples.append(int(cyc.get()[0]) / steps)
+    return samples
+
+
+def shared_stride_ms(stride: int, word: int, sms: int, iters: int = 4096) -> float:
+    cp = cupy()
+    out = cp.zeros(1, np.uint64)
+    fn = function(SOURCE, f"shared_stride_{word}")
+    grid, threads = sms * 2, 1024
+    shared = 32 * stride * word
+    return statistics.median(_event_ms(
+        lambda: launch(fn, (grid,), (threads,), (np.int32(stride), np.int32(iters), out), shared_mem=shared), 5))
+
+
+def shared_banks(sms: int) -> dict[str, Quantity]:
+    iters, grid, threads = 4096, sms * 2, 1024
+    base = shared_stride_ms(1, 4, sms, iters)
+    degrees = {s: shared_stride_ms(s, 4, sms, iters) / base for s in (1, 2, 4, 8, 16, 32, 64, 128)}
+    banks = next((s for s in (2, 4, 8, 16, 32, 64) if degrees[2 * s] < 1.5 * degrees[s]), 128)
+    wide = shared_stride_ms(1, 8, sms, iters) / base
+    bank_bytes = 8 if wide < 1.5 else 4
+    per_sm = grid * threads * iters * 4 / (base * 1e6) / sms      # bytes per ns per SM
+    return {"banks": Quantity(banks, "1", 0.0, PARAMETERS["banks"][1] + ": time ratios "
+                              + ", ".join(f"{s}: {d:.2f}" for s, d in degrees.items())),
+            "bank_bytes": Quantity(bank_bytes, "B", 0.0, PARAMETERS["bank_bytes"][1] + f": ratio {wide:.2f}"),
+            "shared_bandwidth": Quantity(per_sm, "B/ns/SM", 0.0, PARAMETERS["shared_bandwidth"][1])}
+
+
+def launch_costs() -> dict[str, Quantity]:
+    cp = cupy()
+    empty, spin = function(SOURCE, "empty"), function(SOURCE, "spin")
+    count = 2000
+    host = []
+    for _ in range(5):
+        cp.cuda.Device().synchronize()
+        t0 = time.perf_counter()
+        for _ in range(count):
+            empty((1,), (32,), ())
+        host.append((time.perf_counter() - t0) / count * 1e6)
+        cp.cuda.Device().synchronize()
+    gap = []
+    for _ in range(5):
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        spin((1,), (1,), (np.int64(40_000_000),))       # ~20 ms: the host queues every launch before the GPU reaches them
+        start.record()
+        for _ in range(count):
+            empty((1,), (32,), ())
+        stop.record()
+        stop.synchronize()
+        gap.append(cp.cuda.get_elapsed_time(start, stop) * 1e3 / count)
+    return {"launch_overhead": _summary(host, "us", PARAMETERS["launch_overhead"][1]),
+            "launch_gap": _summary(gap, "us", PARAMETERS["launch_gap"][1])}
+
+
+def flag_round_trip() -> list[float]:
+    cp = cupy()
+    flags = cp.zeros(64, np.uint32)
+    fn = function(SOURCE, "ping_pong")
+    rounds = 20000
+
+    def run():
+        flags.fill(0)
+        launch(fn, (2,), (32,), (flags, np.int32(rounds)))
+    return [t * 1e6 / rounds for t in _event_ms(run, 5)]
+
+
+def fma_rate(dtype: str, sms: int) -> list[float]:
+    cp = cupy()
+    out = cp.zeros(1, np.float64)
+    fn = function(SOURCE, f"fma_{dtype}")
+    iters, grid, threads = 4096 if dtype == "f32" else 512, sms * 8, 256
+    times = _event_ms(lambda: launch(fn, (grid,), (threads,), (np.int32(iters), out)), 5)
+    return [grid * threads * iters * 8 * 2 / (t * 1e-3) / 1e9 for t in times]
+
+
+def attributes() -> dict[str, Quantity]:
+    cp = cupy()
+    a = cp.cuda.Device().attributes
+    pick = {"sms": "MultiProcessorCount", "threads_per_sm": "MaxThreadsPerMultiProcessor",
+            "blocks_per_sm": "MaxBlocksPerMultiprocessor", "registers_per_sm": "MaxRegistersPerMultiprocessor",
+            "shared_per_sm": "MaxSharedMemoryPerMultiprocessor", "shared_per_block": "MaxSharedMemoryPerBlockOptin",
+            "reserved_shared_per_block": "ReservedSharedMemoryPerBlock", "max_threads_per_block": "MaxThreadsPerBlock",
+            "ecc": "EccEnabled"}
+    out = {}
+    for key, attr in pick.items():
+        value = a.get(attr, 1024 if key == "reserved_shared_per_block" else 0)
+        out[key] = Quantity(float(value), PARAMETERS[key][0], 0.0, f"attribute {attr}")
+    return out
+
+
+def kernel_resources(functions) -> dict[str, KernelResources]:
+    """Registers, static shared and local memory of each named kernel function, as CuPy compiled it."""
+    out = {}
+    for source, name in sorted(functions):
+        fn = function(source, name)
+        out[name] = KernelResources(int(fn.num_regs), int(fn.shared_size_bytes), int(fn.local_size_bytes))
+    return out
+
+
+def device_name() -> str:
+    from .timing import Device
+    return Device.current().name
+
+
+def probe(functions=(), log=lambda message: None) -> MachineFile:
+    """Every parameter of the physical model, measured on the current GPU."""
+    values = attributes()
+    sms = int(values["sms"].value)
+    values["copy_bandwidth"] = _summary(copy_bandwidth(), "GB/s", PARAMETERS["copy_bandwidth"][1])
+    values["dram_read_bandwidth"] = _summary(read_bandwidth(1 << 30, 1, sms * 4), "GB/s",
+                                             PARAMETERS["dram_read_bandwidth"][1])
+    log("probe: bandwidth")
+    values.update(global_latencies())
+    l2_attr = cupy().cuda.Device().attributes.get("L2CacheSize", 0)
+    values["l2_bytes"], notes = l2_size(values["l2_latency"].value, values["dram_latency"].value, l2_attr)
+    values["l2_bandwidth"] = _summary(read_bandwidth(int(values["l2_bytes"].value) // 4 // 4096 * 4096, 20, sms * 4),
+                                      "GB/s", PARAMETERS["l2_bandwidth"][1])
+    log("probe: latencies and L2")
+    values["clock"] = _summary(clock_ghz(), "GHz", PARAMETERS["clock"][1])
+    values["shared_latency"] = _summary(shared_latency(), "cycle", PARAMETERS["shared_latency"][1])
+    values.update(shared_banks(sms))
+    log("probe: shared memory")
+    values.update(launch_costs())
+    values["flag_round_trip"] = _summary(flag_round_trip(), "ns", PARAMETERS["flag_round_trip"][1])
+    values["fma_f32"] = _summary(fma_rate("f32", sms), "GFLOP/s", PARAMETERS["fma_f32"][1])
+    values["fma_f64"] = _summary(fma_rate("f64", sms), "GFLOP/s", PARAMETERS["fma_f64"][1])
+    log("probe: launches, flags, arithmetic")
+    ordered = {k: values[k] for k in PARAMETERS}
+    return MachineFile(device_name(), ordered, kernel_resources(functions), "probe", notes)
+
+
+def plan_functions(size: int = 1 << 20) -> set[tuple[str, str]]:
+    """(source, function) of every launch of every kernel's plan, over its space, both dtypes and its cases."""
+    from costmodel.physical.machine import MachineFileError
+
+    from . import KERNELS
+
+    out = set()
+    for kernel in KERNELS.values():
+        if kernel.peer or kernel.memory == "shared":
+            continue
+        full = kernel.space.__class__({k: tuple(v) for k, v in kernel.tunables.items()}, kernel.restrictions)
+        cases = [{"v": v} for v in range(1, 8)] if "v" in kernel.default_case else [dict(kernel.default_case)]
+        for dtype in ("float32", "float64"):
+            for case in cases:
+                for point in full.points():
+                    try:
+                        plan = kernel.launch_plan(size, dtype, kernel.check_params(point), case)
+                    except MachineFileError:
+                        break
+                    out.update((launch.source, launch.function) for launch in plan.launches if launch.source)
+    return out

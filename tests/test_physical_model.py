@@ -1,0 +1,145 @@
+"""The physical model: machine files, occupancy, the launch time at hand-computed points, and the
+kernels' plans (every tunable moves the prediction, or the space says why it cannot)."""
+import math
+from dataclasses import replace
+
+import pytest
+
+import kernels
+from costmodel import physical
+from costmodel.errors import InputFileError
+from costmodel.physical import launch as L
+from costmodel.physical.machine import PARAMETERS, KernelResources, MachineFile, Quantity
+from costmodel.physical.model import PhysicalModel, permutation_stages
+
+H100 = physical.load("H100")
+
+
+def toy(**over) -> MachineFile:
+    """A round-number machine: 1 byte/ns, 100 ns DRAM latency, 2 SMs."""
+    v = {"copy_bandwidth": 1.0, "dram_read_bandwidth": 1.0, "dram_latency": 100.0, "l2_latency": 50.0,
+         "l2_bytes": 1e3, "l2_bandwidth": 4.0, "shared_bandwidth": 128.0, "shared_latency": 20.0, "banks": 32,
+         "bank_bytes": 4, "clock": 1.0, "launch_overhead": 5.0, "launch_gap": 2.0, "flag_round_trip": 400.0,
+         "fma_f32": 1000.0, "fma_f64": 500.0, "sms": 2, "threads_per_sm": 2048, "blocks_per_sm": 32,
+         "registers_per_sm": 65536, "shared_per_sm": 102400, "shared_per_block": 49152,
+         "reserved_shared_per_block": 1024, "max_threads_per_block": 1024, "ecc": 1, **over}
+    return MachineFile("toy", {k: Quantity(float(x), PARAMETERS[k][0]) for k, x in v.items()},
+                       {"f": KernelResources(64, 0, 0)})
+
+
+def test_shipped_h100_file_is_a_probe_with_units_and_spreads():
+    assert H100.device == "NVIDIA H100 80GB HBM3" and H100.source == "probe"
+    assert set(PARAMETERS) <= set(H100.values)
+    for name, q in H100.values.items():
+        assert q.unit == PARAMETERS[name][0] and q.spread >= 0 and q.method
+    assert H100["sms"] == 132 and H100["banks"] == 32
+    assert physical.load("h100") == physical.load("NVIDIA H100 80GB HBM3") == H100
+    assert H100.resources("sat_strips_f32_w8_r8").registers > 64
+
+
+def test_machine_file_round_trip_and_errors(tmp_path):
+    path = toy().save(tmp_path / "toy.toml")
+    assert physical.load(path=path) == toy()
+    text = path.read_text().replace("dram_latency", "dram_latencyX")
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text)
+    with pytest.raises(InputFileError, match="missing dram_latency"):
+        physical.load(path=bad)
+    with pytest.raises(physical.MachineFileError, match="memtune probe"):
+        physical.load("GeForce 9999")
+    assert physical.load("toy", user_folder=tmp_path).device == "toy"
+
+
+def test_occupancy_from_registers_threads_and_shared():
+    m = toy()
+    # 256 threads x 64 registers = 16384 per block: 4 blocks fill 65536 registers
+    assert L.blocks_per_sm(L.Launch("f", 1, 256), m, 64, 0) == 4
+    # 2048 threads per SM / 1024
+    assert L.blocks_per_sm(L.Launch("f", 1, 1024), m, 16, 0) == 2
+    # 24 KB dynamic + 1 KB reserved: 102400 // 25600 = 4; 30 KB -> 3
+    assert L.blocks_per_sm(L.Launch("f", 1, 32, dynamic_shared=24 * 1024), m, 16, 0) == 4
+    assert L.blocks_per_sm(L.Launch("f", 1, 32, dynamic_shared=30 * 1024), m, 16, 0) == 3
+    assert L.blocks_per_sm(L.Launch("f", 1, 32, dynamic_shared=60 * 1024), m, 16, 0) == 0   # over the block limit
+
+
+def test_launch_time_bandwidth_and_latency_bound_by_hand():
+    m = toy()
+    # 16 blocks of 256 threads, 4 resident per SM x 2 SMs = 8 at once: two full waves
+    big = L.Launch("f", 16, 256, accesses=(L.Access("a", 16000),), rounds=1)
+    t = L.launch_time(big, L.Served(16000, 0), m)
+    # a wave: 8 blocks x 1000 bytes / 1 byte/ns = 8000 ns > one round of 100 ns; two waves + one drain
+    assert t.blocks_per_sm == 4 and t.total_ns == pytest.approx(2 * 8000 + 100)
+    assert t.limit == "memory bandwidth"
+    # the seeds' condition: bandwidth-bound once k * 1000 bytes >= 1 * 100 * 1 round: k >= 0.1 blocks
+    relation, need, have = L.bandwidth_condition(t, m)
+    assert need == pytest.approx(0.1) and have == 8
+    # one wave (a persistent grid of 2 blocks, 50 rounds each): rounds in step, n/w + L each
+    small = L.Launch("f", 2, 256, accesses=(L.Access("a", 1000),), rounds=50)
+    t = L.launch_time(small, L.Served(1000, 0), m)
+    assert t.total_ns == pytest.approx(1000 + 50 * 100 + 100)
+    # and the symbolic form gives the same number
+    expr = L.launch_expr(t, m).subs(L.symbol_values(m))
+    assert float(expr) == pytest.approx(t.total_ns)
+
+
+def test_look_back_chain_and_queueing():
+    m = toy()
+    chained = L.Launch("f", 1, 32, accesses=(L.Access("a", 100),), rounds=1, chain=9)
+    t = L.launch_time(chained, L.Served(100, 0), m)
+    assert t.total_ns == pytest.approx(100 + 100 + 100 + 9 * 200)     # one wave, drain, 9 one-way hops
+    plan = L.Plan({"a": 5000}, (chained,) * 3)          # larger than the L2: every launch from DRAM
+    device = 3 * (t.total_ns + 2000)
+    assert L.run_time_ns(plan, m) == pytest.approx(device)
+    many = L.Plan({"a": 5000}, (chained,) * 200)                    # the host feeds 5 us a launch
+    assert L.run_time_ns(many, m, hold_ns=0) == pytest.approx(max(200 * (t.total_ns + 2000), 200 * 5000))
+
+
+def test_l2_serves_what_was_touched_while_it_fits():
+    plan = L.Plan({"a": 400, "b": 400}, (L.Launch("f", 1, 32, accesses=(L.Access("a", 400), L.Access("b", 400, write=True))),
+                                          L.Launch("f", 1, 32, accesses=(L.Access("b", 400), L.Access("a", 400, write=True)))))
+    first, second = L.serve(plan, 1000, ecc=True)
+    assert (first.dram, first.l2) == (400, 400)        # cold input from DRAM; the whole run fits: writes stay in L2
+    assert (second.dram, second.l2) == (0, 800)
+    big = replace(plan, arrays={"a": 4000, "b": 4000})
+    casual = L.Plan(big.arrays, (L.Launch("f", 1, 32, accesses=(L.Access("b", 320, write=True, casual=True),)),))
+    assert L.serve(casual, 1000, ecc=True)[0].dram == 640       # ECC: a partial-sector write reads its sector
+    assert L.serve(casual, 1000, ecc=False)[0].dram == 320
+
+
+def test_permutation_stages_from_the_simulator():
+    assert permutation_stages(32, 32) == 1                 # a permutation of one warp's words: 32 banks
+    # 32 words thrown at random into 32 banks: the fullest bank holds about 3.5 (balls into bins)
+    assert 3.0 < permutation_stages(4096, 32) < 4.2
+    assert 3.0 < permutation_stages(4096, 32, "rap") < 4.2
+
+
+MODEL = PhysicalModel(H100)
+CASES = {"conv_hmm": {"v": 3}, "hmm_scheduled_permutation": {"perm": "random"},
+         "hmm_permutation_d_designated": {"perm": "random"}, "hmm_permutation_s_designated": {"perm": "random"}}
+SIZES = {"conv_hmm": 1 << 22, "matmul_hmm": 1 << 20}
+
+
+@pytest.mark.parametrize("name", [k for k, v in kernels.KERNELS.items() if not v.peer and v.memory == "global"])
+def test_every_tunable_moves_the_prediction(name):
+    """Each searched tunable changes the predicted time somewhere in the space (the model is not flat in it)."""
+    k = kernels.get(name)
+    size = SIZES.get(name, 1 << 20 if "sat" in name or "hmm" in name or "conv" in name else 1 << 22)
+    points = k.space.points(**CASES.get(name, {}))[:200]
+    base = {tuple(sorted(p.items())): MODEL.predict_ms(k, size, "float32", p, CASES.get(name)) for p in points}
+    assert all(math.isfinite(v) and v > 0 for v in base.values())
+    for tunable in (t for t in k.space.names if t not in k.flat):
+        groups = {}
+        for key, value in base.items():
+            rest = tuple(kv for kv in key if kv[0] != tunable)
+            groups.setdefault(rest, set()).add(round(value, 9))
+        assert any(len(v) > 1 for v in groups.values()), f"{name}: {tunable} never changes the prediction"
+    assert set(k.flat) <= set(k.tunables) and all(len(why) > 20 for why in k.flat.values())
+
+
+def test_dmm_kernels_costed_in_cycles_of_the_measured_clock():
+    k = kernels.get("dmm_copy")
+    got = MODEL.predict_ms(k, 1024, "float32", {"reps": 1000}, {})
+    entry = k.cost_entry()
+    from costmodel import query
+    units = float(query.evaluate(entry, "time", {"n": 1024, "w": 32, "l": H100["shared_latency"]}))
+    assert got == pytest.approx(units / H100["clock"] * 1e-6)

@@ -1,0 +1,54 @@
+"""The probe's microbenchmarks on a real GPU: each measured parameter within what the hardware allows."""
+import time
+
+import pytest
+
+pytestmark = pytest.mark.gpu
+
+cupy = pytest.importorskip("cupy")
+try:
+    if cupy.cuda.runtime.getDeviceCount() < 1:
+        pytest.skip("no CUDA device", allow_module_level=True)
+except Exception as exc:   # CUDA libraries missing
+    pytest.skip(f"no CUDA device ({exc})", allow_module_level=True)
+
+from costmodel.physical.machine import PARAMETERS, parse  # noqa: E402
+from kernels import probe  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def probed():
+    start = time.perf_counter()
+    m = probe.probe(probe.plan_functions())
+    return m, time.perf_counter() - start
+
+
+def test_probe_runs_in_under_a_minute_and_round_trips(probed, tmp_path):
+    machine, seconds = probed
+    assert seconds < 60
+    again = parse(machine.save(tmp_path / "m.toml").read_text(), "m.toml")
+    assert again.values == machine.values and again.kernels == machine.kernels
+    assert set(PARAMETERS) <= set(machine.values)
+
+
+def test_probed_values_are_physical(probed):
+    v = {k: q.value for k, q in probed[0].values.items()}
+    props = cupy.cuda.runtime.getDeviceProperties(0)
+    assert v["sms"] == props["multiProcessorCount"]
+    assert v["banks"] == 32 and v["bank_bytes"] == 4            # every NVIDIA GPU since Maxwell
+    assert 100 < v["l2_latency"] < v["dram_latency"] < 2000      # ns
+    assert 0.5 * props["l2CacheSize"] < v["l2_bytes"] < 1.5 * props["l2CacheSize"]
+    assert v["dram_read_bandwidth"] < v["l2_bandwidth"]
+    assert 0.5 < v["clock"] < 3.0
+    assert 10 < v["shared_latency"] < 100                        # cycles
+    # one shared wavefront of 128 bytes per cycle per SM is the ceiling
+    assert 0.5 * 128 * v["clock"] < v["shared_bandwidth"] <= 1.05 * 128 * v["clock"]
+    assert 0 < v["launch_gap"] < v["launch_overhead"] < 50      # us
+    assert v["dram_latency"] < v["flag_round_trip"] < 10_000
+    assert v["fma_f64"] < v["fma_f32"]
+
+
+def test_every_planned_function_has_its_resources(probed):
+    names = {f for _, f in probe.plan_functions()}
+    assert names <= set(probed[0].kernels)
+    assert all(r.registers > 0 and r.local == 0 for r in probed[0].kernels.values())
