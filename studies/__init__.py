@@ -1,4 +1,4 @@
-"""memtune.studies — every seed experiment re-run beside the peers, with the calibrated model's
+"""memtune.studies — every seed experiment re-run beside the peers, with the cost model's
 predictions, plots and a Markdown report per study, and a fidelity report over all of them.
 
 ``measure(name, folder)`` needs a GPU and writes ``<name>.csv``; ``report(name, folder)`` runs

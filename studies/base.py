@@ -1,4 +1,4 @@
-"""What every study shares: measuring (GPU), adding the calibrated model's predictions, the report.
+"""What every study shares: measuring (GPU), adding the cost model's predictions, the report.
 
 A study measures into one long table, one row per timed configuration:
 
@@ -6,7 +6,7 @@ A study measures into one long table, one row per timed configuration:
     params (JSON), case (JSON), kind (ours | peer | copy | cpu), measured_ms
 
 and, where the seed printed a number for that row, ``paper`` (in the seed's unit, named in
-``paper_unit``). :func:`analyse` adds ``predicted_ms`` from the calibrated model and the relative
+``paper_unit``). :func:`analyse` adds ``predicted_ms`` from the cost model and the relative
 error; :func:`write` puts the CSV, the plots and the Markdown report in one folder. Only measuring
 needs a GPU: a recorded CSV goes through everything else anywhere (``--from``).
 """
@@ -65,7 +65,7 @@ class Study:
 
 
 def analyse(frame: pd.DataFrame, calibration) -> pd.DataFrame:
-    """Add the calibrated model's prediction (ms) and its relative error to every row of ours it can predict."""
+    """Add the cost model's prediction (ms) and its relative error to every row of ours it can predict."""
     import kernels
 
     frame = frame.copy()

@@ -67,7 +67,7 @@ class SAT(Study):
         rt = r.pivot_table(index="dtype", columns="nbar", values="r")
         paper_r = paper[paper.name == "best_r"].set_index("nbar").paper_ms.rename("paper r (780 Ti, double)")
         return [("Measured on the H100 (ms)", table.round(3).reset_index()),
-                ("The calibrated model (ms)", model.round(3).reset_index()),
+                ("The model (ms)", model.round(3).reset_index()),
                 ("Paper, GTX 780 Ti, double (ms; sizes of the subsample)", pap.round(3).reset_index()),
                 ("Best r for (1+r)R1W: the tuner on the H100 beside Table 6.2",
                  pd.concat([rt, paper_r.to_frame().T[[s for s in SIZES if s in paper_r.index]]]).reset_index())]

@@ -5,7 +5,7 @@ ends in .parquet). Writes go to a temporary file in the same folder and are rena
 old one, so a reader never sees half a table. Tables from several devices merge; for a key that
 appears twice the faster measurement wins. A query answers with the parameters, the time and
 where they come from: ``measured`` (that exact size), ``nearest`` (the nearest recorded size on
-that device, said so) or ``model`` (no record: the calibrated model's best prediction).
+that device, said so) or ``model`` (no record: the model's best prediction).
 """
 from __future__ import annotations
 

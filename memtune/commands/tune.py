@@ -10,7 +10,7 @@ HELP = "tune a kernel's parameters (block size, d, p, m, r, ...) in an Optuna st
 def add_arguments(parser):
     add_problem_arguments(parser)
     parser.add_argument("--objective", default="auto", choices=("auto", "measure", "model", "replay"),
-                        help="auto (default): measure on a GPU, the calibrated model without one")
+                        help="auto (default): measure on a GPU, the physical model without one")
     parser.add_argument("--trials", type=positive, default=30, help="configurations to run (default 30)")
     parser.add_argument("--strategy", default="model", help="model (default), tpe or random")
     parser.add_argument("--storage", default=None, help="SQLAlchemy URL (default: SQLite in the data directory)")
@@ -35,7 +35,7 @@ def run(args) -> int:
                         progress=not (args.no_progress or args.json) and sys.stderr.isatty(),
                         grid=args.grid, table=args.table, calibration=args.calibration, repeats=args.repeats)
     if args.objective == "auto" and result.objective == "model":
-        sys.stderr.write("memtune tune: no GPU here (CuPy cannot run): the study ran on the calibrated model; "
+        sys.stderr.write("memtune tune: no GPU here (CuPy cannot run): the study ran on the physical model (machine file of the H100); "
                          "on a GPU the same command measures\n")
     if args.json:
         print_json(result.to_dict())

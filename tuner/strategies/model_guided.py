@@ -1,4 +1,4 @@
-"""Model-guided search: rank the untried configurations by the calibrated model's prediction,
+"""Model-guided search: rank the untried configurations by the cost model's prediction,
 corrected by what has been measured so far.
 
 The correction is a Bayesian ridge regression of log(measured / predicted) on one indicator per
