@@ -120,7 +120,8 @@ def write(study: Study, frame: pd.DataFrame, out: Path, calibration) -> Path:
     picks = model_picks(frame, study.compete)
     lines = [f"# {study.report.title}", "", f"Source: {study.report.source}. Device: "
              f"{', '.join(sorted(set(frame.get('device', pd.Series(['this GPU'])).astype(str))))}; "
-             f"model: calibration of {calibration.device}.", "", study.report.changes, ""]
+             f"model: {'the physical model on the machine file' if getattr(calibration, 'name', '') == 'physical' else 'the fitted calibration'} "
+             f"of {calibration.device}.", "", study.report.changes, ""]
     if len(ours):
         lines += [f"Calibrated model: median relative error {ours.relative_error.median():.1%} over {len(ours)} "
                   f"measurements; its pick is within 10 % of the fastest in {picks.right.sum() if len(picks) else 0} "
