@@ -126,7 +126,7 @@ def clock_ghz() -> list[float]:
 def shared_latency() -> list[float]:
     cp = cupy()
     count, steps = 4096, 100000
-    nxt = cp.asarray(_ring(count, 1))
+    nxt = cp.asarray(_ring(count, 1)[0])
     out, cyc = cp.zeros(1, np.uint32), cp.zeros(1, np.int64)
     fn = function(SOURCE, "chase_shared")
     samples = []
