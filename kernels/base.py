@@ -150,6 +150,11 @@ class Kernel:
         return SearchSpace({k: tuple(self.tunables[k]) for k in names}, self.restrictions, self.threads,
                            self.shared, case={k: v for k, v in self.defaults.items() if k not in names})
 
+    @functools.cached_property
+    def full_space(self) -> SearchSpace:
+        """Every tunable (searched or not) with the restrictions: what a valid configuration satisfies."""
+        return SearchSpace({k: tuple(v) for k, v in self.tunables.items()}, self.restrictions)
+
     def check_params(self, params: dict) -> dict:
         """Fill defaults and validate every tunable against its allowed values and the restrictions."""
         unknown = sorted(set(params) - set(self.tunables))
@@ -160,8 +165,7 @@ class Kernel:
         for key, allowed in self.tunables.items():
             if out.get(key) not in allowed:
                 raise ParameterError(key, f"{self.name}: must be one of {list(allowed)}, got {out.get(key)!r}")
-        full = SearchSpace({k: tuple(v) for k, v in self.tunables.items()}, self.restrictions)
-        reason = full.violation(out)
+        reason = self.full_space.violation(out)
         if reason:
             named = [k for k in self.tunables if re.search(rf"\b{k}\b", reason)]
             raise ParameterError(named[-1] if named else "params", f"{self.name}: {reason} for {out}")

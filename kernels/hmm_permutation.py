@@ -27,6 +27,7 @@ from .base import Inputs, Kernel, cdiv, cupy, dtype_of, function, launch
 SOURCE = "hmm_permutation.cu"
 GRID = (0, 132, 264, 528, 1056, 2112, 4224)       # 0: one block per piece of work
 MODES = ("conflict-free", "designated", "designated-rap")   # how a row is permuted in shared memory
+MODE_CODE = {"conflict-free": "cf", "designated": "dd", "designated-rap": "dr"}   # in the kernels' names
 INDEX_SUFFIX = {np.dtype(np.uint8): "u8", np.dtype(np.uint16): "u16", np.dtype(np.uint32): "u32"}
 
 
@@ -103,10 +104,15 @@ def _distribution(perm: str, size: int, scatter: bool, w: int = 32) -> int:
     return perms.distribution(p if scatter else perms.inverse(p), w)
 
 
+def fitting_tile(nbar: int, tile: int) -> int:
+    """The transpose tile actually used: a 64-wide tile needs n̄ to be a multiple of 64."""
+    return tile if nbar % tile == 0 else 32
+
+
 def transpose_launch(dtype: str, nbar: int, rows: int, d: int, tile: int, src: str, dst: str) -> Launch:
     """One diagonal-arrangement transpose: a tile in one round of loads, through shared memory, out."""
     e = np.dtype(dtype).itemsize
-    tile = tile if nbar % tile == 0 else 32
+    tile = fitting_tile(nbar, tile)
     tiles = (nbar // tile) ** 2
     grid = d or tiles
     per_block = cdiv(tiles, grid)
@@ -123,10 +129,11 @@ def rowwise_launch(dtype: str, nbar: int, mode: str, threads: int, d: int, src: 
                    banks: int = 32) -> Launch:
     """One row-wise permutation: a row per block through shared memory, four loads in flight a thread."""
     e = np.dtype(dtype).itemsize
-    ie = np.dtype(schedules.narrowest_index_dtype(nbar)).itemsize
+    index_dtype = np.dtype(schedules.narrowest_index_dtype(nbar))
+    ie = index_dtype.itemsize
     grid, block = d or nbar, min(threads, nbar)
     rows = cdiv(nbar, grid)
-    code = {"conflict-free": "cf", "designated": "dd", "designated-rap": "dr"}[mode]
+    code = MODE_CODE[mode]
     warps_per_row = cdiv(nbar, 32)
     if mode == "conflict-free":
         indices = (Access(index + "_s", nbar * nbar * ie), Access(index + "_d", nbar * nbar * ie))
@@ -136,7 +143,7 @@ def rowwise_launch(dtype: str, nbar: int, mode: str, threads: int, d: int, src: 
         indices = (Access(index, nbar * nbar * ie),)
         wavefronts, steps = (1 + stages) * warps_per_row, 1
     wavefronts *= max(1, e // 4)
-    return Launch(f"rowwise_{code}_{_suffix(dtype)}_{INDEX_SUFFIX[np.dtype(schedules.narrowest_index_dtype(nbar))]}",
+    return Launch(f"rowwise_{code}_{_suffix(dtype)}_{INDEX_SUFFIX[index_dtype]}",
                   grid, block, dynamic_shared=nbar * e * (2 if mode == "conflict-free" else 1),
                   accesses=(Access(src, nbar * nbar * e),) + indices + (Access(dst, nbar * nbar * e, write=True),),
                   rounds=rows * steps * cdiv(nbar, block * 4), shared_wavefronts=rows * wavefronts,
@@ -150,7 +157,7 @@ def _index_arrays(nbar: int, names, mode: str) -> dict:
 
 
 def transpose(inputs_dtype: str, src, dst, nbar: int, rows: int, d: int, tile: int = 32) -> None:
-    tile = tile if nbar % tile == 0 else 32        # a 64-wide tile needs n̄ to be a multiple of 64
+    tile = fitting_tile(nbar, tile)
     fn = function(SOURCE, f"transpose_{_suffix(inputs_dtype)}_t{tile}")
     launch(fn, (d or (nbar // tile) ** 2,), (32, rows), (src, dst, np.int32(nbar)))
 
@@ -158,7 +165,7 @@ def transpose(inputs_dtype: str, src, dst, nbar: int, rows: int, d: int, tile: i
 def rowwise(inputs_dtype: str, src, dst, s, d_idx, nbar: int, mode: str, threads: int, grid: int) -> None:
     itemsize = np.dtype(inputs_dtype).itemsize
     shared = nbar * itemsize * (2 if mode == "conflict-free" else 1)
-    code = {"conflict-free": "cf", "designated": "dd", "designated-rap": "dr"}[mode]
+    code = MODE_CODE[mode]
     fn = function(SOURCE, f"rowwise_{code}_{_suffix(inputs_dtype)}_"
                           f"{INDEX_SUFFIX[np.dtype(d_idx.dtype)]}")
     launch(fn, (grid or nbar,), (min(threads, nbar),), (src, dst, s, d_idx, np.int32(nbar)), shared_mem=shared)

@@ -27,14 +27,16 @@ def _summary(samples, unit, method) -> Quantity:
     return Quantity(med, unit, float((q[1] - q[0]) / med) if med else 0.0, method)
 
 
-def _event_ms(run, repeats=REPEATS) -> list[float]:
+def _event_ms(run, repeats=REPEATS, warm=True) -> list[float]:
+    """Milliseconds of ``run(k)`` for k = 0..repeats-1, timed with events (after one untimed run)."""
     cp = cupy()
-    run()                                   # warm
+    if warm:
+        run(0)
     out = []
-    for _ in range(repeats):
+    for k in range(repeats):
         start, stop = cp.cuda.Event(), cp.cuda.Event()
         start.record()
-        run()
+        run(k)
         stop.record()
         stop.synchronize()
         out.append(cp.cuda.get_elapsed_time(start, stop))
@@ -66,15 +68,9 @@ def chase_ns(footprint: int, steps: int = 20000, repeats: int = 5) -> list[float
     fn = function(SOURCE, "chase_global")
     launch(fn, (1,), (1,), (nxt, np.uint32(0), np.int32(count), out))
     steps = min(steps, count // repeats)
-    times = []
-    for k in range(repeats):
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        start.record()
-        launch(fn, (1,), (1,), (nxt, np.uint32(order[k * steps]), np.int32(steps), out))
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop) * 1e6 / steps)
-    return times
+    times = _event_ms(lambda k: launch(fn, (1,), (1,), (nxt, np.uint32(order[k * steps]), np.int32(steps), out)),
+                      repeats, warm=False)
+    return [t * 1e6 / steps for t in times]
 
 
 def global_latencies() -> dict[str, Quantity]:
@@ -104,7 +100,7 @@ def read_bandwidth(nbytes: int, passes: int, grid: int) -> list[float]:
     out = cp.zeros(1, np.float32)
     fn = function(SOURCE, "read_sum")
     n4 = np.int64(a.size // 4)
-    times = _event_ms(lambda: launch(fn, (grid,), (512,), (a, n4, np.int32(passes), out)))
+    times = _event_ms(lambda k: launch(fn, (grid,), (512,), (a, n4, np.int32(passes), out)))
     return [nbytes * passes / (t * 1e-3) / 1e9 for t in times]
 
 
@@ -112,14 +108,14 @@ def copy_bandwidth() -> list[float]:
     cp = cupy()
     a = cp.ones(1 << 28, np.float32)
     b = cp.empty_like(a)
-    times = _event_ms(lambda: cp.copyto(b, a))
+    times = _event_ms(lambda k: cp.copyto(b, a))
     return [2 * a.nbytes / (t * 1e-3) / 1e9 for t in times]
 
 
 def clock_ghz() -> list[float]:
     cycles = 20_000_000
     fn = function(SOURCE, "spin")
-    times = _event_ms(lambda: launch(fn, (1,), (1,), (np.int64(cycles),)), 5)
+    times = _event_ms(lambda k: launch(fn, (1,), (1,), (np.int64(cycles),)), 5)
     return [cycles / (t * 1e6) for t in times]
 
 
@@ -143,7 +139,7 @@ def shared_stride_ms(stride: int, word: int, sms: int, iters: int = 4096) -> flo
     grid, threads = sms * 2, 1024
     shared = 32 * stride * word
     return statistics.median(_event_ms(
-        lambda: launch(fn, (grid,), (threads,), (np.int32(stride), np.int32(iters), out), shared_mem=shared), 5))
+        lambda k: launch(fn, (grid,), (threads,), (np.int32(stride), np.int32(iters), out), shared_mem=shared), 5))
 
 
 def shared_banks(sms: int) -> dict[str, Quantity]:
@@ -192,7 +188,7 @@ def flag_round_trip() -> list[float]:
     fn = function(SOURCE, "ping_pong")
     rounds = 20000
 
-    def run():
+    def run(k):
         flags.fill(0)
         launch(fn, (2,), (32,), (flags, np.int32(rounds)))
     return [t * 1e6 / rounds for t in _event_ms(run, 5)]
@@ -203,7 +199,7 @@ def fma_rate(dtype: str, sms: int) -> list[float]:
     out = cp.zeros(1, np.float64)
     fn = function(SOURCE, f"fma_{dtype}")
     iters, grid, threads = 4096 if dtype == "f32" else 512, sms * 8, 256
-    times = _event_ms(lambda: launch(fn, (grid,), (threads,), (np.int32(iters), out)), 5)
+    times = _event_ms(lambda k: launch(fn, (grid,), (threads,), (np.int32(iters), out)), 5)
     return [grid * threads * iters * 8 * 2 / (t * 1e-3) / 1e9 for t in times]
 
 
@@ -273,11 +269,10 @@ def plan_functions(size: int = 1 << 20) -> set[tuple[str, str]]:
     for kernel in KERNELS.values():
         if kernel.peer or kernel.memory == "shared":
             continue
-        full = kernel.space.__class__({k: tuple(v) for k, v in kernel.tunables.items()}, kernel.restrictions)
         cases = [{"v": v} for v in range(1, 8)] if "v" in kernel.default_case else [dict(kernel.default_case)]
         for dtype in ("float32", "float64"):
             for case in cases:
-                for point in full.points():
+                for point in kernel.full_space.points():
                     try:
                         plan = kernel.launch_plan(size, dtype, kernel.check_params(point), case)
                     except MachineFileError:

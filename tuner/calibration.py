@@ -34,7 +34,6 @@ data files: shipped ones in ``costmodel/calibrations/``, user ones in the data d
 """
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -42,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from costmodel import query
+from costmodel.physical.machine import slug
 from costmodel.space import Limits
 
 from .errors import CalibrationError
@@ -163,11 +163,6 @@ def _toml(value) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
     return repr(float(value)) if isinstance(value, float) else str(value)
-
-
-def slug(device: str) -> str:
-    """A file name for a device: 'NVIDIA H100 80GB HBM3' -> 'nvidia-h100-80gb-hbm3'."""
-    return re.sub(r"[^a-z0-9]+", "-", device.lower()).strip("-") or "device"
 
 
 def parse(text: str, origin: str) -> Calibration:

@@ -101,15 +101,14 @@ def serve(plan: Plan, l2_bytes: float, ecc: bool) -> list[Served]:
     """DRAM and L2 bytes of each launch (LRU in bytes; the run starts with a cold L2)."""
     last_touch: dict[str, float] = {}
     clock = 0.0
+    fits = sum(plan.arrays.values()) <= l2_bytes   # an L2 that holds the whole run keeps its writes until after it
     out = []
     for launch in plan.launches:
         dram = l2 = 0.0
         for a in launch.accesses:
             size = plan.arrays.get(a.array, a.bytes)
-            hit = a.cached or (a.array in last_touch and clock - last_touch[a.array] + size <= l2_bytes)
-            fits = sum(plan.arrays.values()) <= l2_bytes
-            if a.write and fits:
-                hit = True       # written into an L2 that holds the whole run: written back after it
+            hit = a.cached or (a.write and fits) or (
+                a.array in last_touch and clock - last_touch[a.array] + size <= l2_bytes)
             if hit:
                 l2 += a.bytes
             else:
@@ -160,18 +159,18 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
         inst = per_sm * launch.shared_wavefronts * wavefront_ns + k * launch.flops / (fma * busy)
         return mem, inst
 
-    waves = [(full, concurrent)] + ([(1, tail)] if tail else [])
-    memory = sum(c * wave(k)[0] for c, k in waves if c)
-    instruction = sum(c * wave(k)[1] for c, k in waves if c)
-    latency_total = sum(c * lat for c, k in waves if c)
-    if full + (1 if tail else 0) == 1:
+    waves = [(c, *wave(k)) for c, k in ((full, concurrent), (1, tail)) if c and k]   # (count, memory, instructions)
+    memory = sum(c * mem for c, mem, _ in waves)
+    instruction = sum(c * inst for c, _, inst in waves)
+    latency_total = sum(c for c, _, _ in waves) * lat
+    if len(waves) == 1 and waves[0][0] == 1:
         # one wave: its blocks start together and walk their rounds in step, so each round costs its
         # bytes at bandwidth plus a latency (the seeds' n/w + L per round)
-        mem, inst = wave(min(grid, concurrent))
+        _, mem, inst = waves[0]
         body = max(mem + lat, inst) + latency
     else:
         # several waves drift out of step and overlap: each wave is bound by one resource; one drain
-        body = sum(c * max(*wave(k), lat) for c, k in waves if c) + latency
+        body = sum(c * max(mem, inst, lat) for c, mem, inst in waves) + latency
     chain = launch.chain * machine["flag_round_trip"] / 2
     total = body + chain
     return LaunchTime(launch, b, grid / concurrent, memory, latency_total, instruction, chain, total, served)

@@ -46,7 +46,7 @@ class PhysicalModel:
         device = sum(t.total_ns for t in times)
         if total > device + 1e-9 and sum(t.launch.host for t in times) > 1:
             limit = "host launch overhead"
-        elif len(times) > 1 and sum(self.machine["launch_gap"] * 1e3 for _ in times) > 0.5 * total:
+        elif len(times) > 1 and len(times) * self.machine["launch_gap"] * 1e3 > 0.5 * total:
             limit = "launch gaps"
         else:
             limit = max(times, key=lambda t: t.total_ns).limit
