@@ -18,6 +18,7 @@ from importlib import resources
 import numpy as np
 
 from costmodel.errors import ParameterError
+from costmodel.physical.launch import Access, Launch
 from costmodel.space import Limits, SearchSpace
 
 from .errors import GPUUnavailableError, KernelLaunchError
@@ -78,6 +79,10 @@ def lookback_arrays(words: int, dtype: str) -> dict:
     """A ticket counter and ``words`` zeroed status words of ``lookback.cuh`` (8 bytes for float32, 16 for float64)."""
     cp = cupy()
     return {"counter": cp.zeros(1, np.uint32), "status": cp.zeros(words * (1 if dtype == "float32" else 2), np.uint64)}
+
+
+# next_epoch's reset of the ticket counter: one CuPy fill launch before each look-back launch
+EPOCH_RESET = Launch("fill", 1, 32, accesses=(Access("counter", 4, write=True),), arguments=(1, 1))
 
 
 def next_epoch(inputs: "Inputs") -> np.uint32:

@@ -59,7 +59,7 @@ class Convolution(Kernel):
                             rounds=per_block * cdiv(halo, p), shared_wavefronts=per_block * wide * (
                                 cdiv(halo, 32) + 2 * taps * cdiv(tile * tile, 32)),
                             shared_rounds=per_block * cdiv(tile * tile, p) * taps, flops=per_block * 2 * taps * tile * tile,
-                            fp64=dtype == "float64", source=SOURCE),))
+                            fp64=dtype == "float64", arguments=(3, 1), source=SOURCE),))
 
     def make_inputs(self, size, dtype="float32", seed=0, v=3) -> Inputs:
         cp = cupy()
@@ -130,7 +130,7 @@ class MatMul(Kernel):
                                       Access("out", size * e, write=True)),
                             rounds=per_block * cdiv(nbar, 8), shared_wavefronts=per_block * wavefronts,
                             shared_rounds=per_block * cdiv(nbar, 8) * 2, flops=per_block * 2 * m * m * nbar,
-                            fp64=dtype == "float64", source=SOURCE),))
+                            fp64=dtype == "float64", arguments=(3, 1), source=SOURCE),))
 
     def threads_of(self, params) -> int:
         return (params["m"] // params["r"]) ** 2

@@ -70,7 +70,8 @@ class Designated(Kernel):
         rounds = cdiv(size, grid * threads * ept) * (1 if self.scatter else 2)   # a gather waits for its index first
         return Plan({"a": size * e, "idx": 4 * size, "out": size * e},
                     (Launch(f"{'scatter' if self.scatter else 'gather'}_{_suffix(dtype)}_e{ept}", grid, threads,
-                            accesses=(Access("idx", 4 * size), data, out), rounds=rounds, source=SOURCE),))
+                            accesses=(Access("idx", 4 * size), data, out), rounds=rounds, arguments=(3, 1),
+                            source=SOURCE),))
 
     def make_inputs(self, size, dtype="float32", seed=0, perm="random") -> Inputs:
         cp = cupy()
@@ -121,8 +122,7 @@ def transpose_launch(dtype: str, nbar: int, rows: int, d: int, tile: int, src: s
     return Launch(f"transpose_{_suffix(dtype)}_t{tile}", grid, 32 * rows,
                   accesses=(Access(src, nbar * nbar * e), Access(dst, nbar * nbar * e, write=True)),
                   rounds=per_block * steps, shared_wavefronts=per_block * wavefronts,
-                  shared_rounds=2 * per_block * steps,
-                  source=SOURCE)
+                  shared_rounds=2 * per_block * steps, arguments=(2, 1), source=SOURCE)
 
 
 def rowwise_launch(dtype: str, nbar: int, mode: str, threads: int, d: int, src: str, dst: str, index: str,
@@ -147,7 +147,7 @@ def rowwise_launch(dtype: str, nbar: int, mode: str, threads: int, d: int, src: 
                   grid, block, dynamic_shared=nbar * e * (2 if mode == "conflict-free" else 1),
                   accesses=(Access(src, nbar * nbar * e),) + indices + (Access(dst, nbar * nbar * e, write=True),),
                   rounds=rows * steps * cdiv(nbar, block * 4), shared_wavefronts=rows * wavefronts,
-                  shared_rounds=rows * (steps + 1), source=SOURCE)
+                  shared_rounds=rows * (steps + 1), arguments=(4, 1), source=SOURCE)
 
 
 def _index_arrays(nbar: int, names, mode: str) -> dict:

@@ -8,7 +8,10 @@
 // ping_pong         two blocks hand a flag back and forth through global memory: the round trip a
 //                   look-back waits
 // fma_f32 / fma_f64 independent fused multiply-add chains: arithmetic throughput
-// spin / empty      a kernel of known cycles (the clock) and one of no work (launch costs)
+// spin / empty      a kernel of known cycles (the clock) and one of no work (launch costs, and the
+//                   SM time per block: many waves of empty blocks)
+// empty_arrays / empty_scalars   no work, four arguments of one kind: the host cost of an argument
+// ticket            a lane of every warp takes tickets from one counter: same-address atomic throughput
 
 extern "C" __global__ void chase_global(const unsigned* __restrict__ next, unsigned start, int steps,
                                         unsigned* out) {
@@ -111,3 +114,12 @@ extern "C" __global__ void spin(long long cycles) {
 }
 
 extern "C" __global__ void empty() { }
+extern "C" __global__ void empty_arrays(const float*, const float*, const float*, const float*) { }
+extern "C" __global__ void empty_scalars(int, int, int, int) { }
+
+extern "C" __global__ void ticket(unsigned* counter, int count, unsigned* out) {
+    if (threadIdx.x % 32 != 0) return;                      // one lane a warp: no warp-aggregated atomics
+    unsigned seen = 0;
+    for (int i = 0; i < count; ++i) seen ^= atomicAdd(counter, 1u);
+    if (seen == 0xffffffffu) out[0] = seen;                 // keeps the atomics' results live
+}

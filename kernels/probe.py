@@ -24,7 +24,7 @@ def _summary(samples, unit, method) -> Quantity:
     samples = sorted(float(s) for s in samples)
     med = statistics.median(samples)
     q = np.percentile(samples, [25, 75])
-    return Quantity(med, unit, float((q[1] - q[0]) / med) if med else 0.0, method)
+    return Quantity(med, unit, float((q[1] - q[0]) / abs(med)) if med else 0.0, method)
 
 
 def _event_ms(run, repeats=REPEATS, warm=True) -> list[float]:
@@ -156,22 +156,41 @@ def shared_banks(sms: int) -> dict[str, Quantity]:
             "shared_bandwidth": Quantity(per_sm, "B/ns/SM", 0.0, PARAMETERS["shared_bandwidth"][1])}
 
 
+def _host_us(fn, arguments, count: int = 2000) -> float:
+    """Host microseconds per launch through memtune's launch path; ``arguments()`` builds each launch's
+    arguments, as the kernels do."""
+    cp = cupy()
+    cp.cuda.Device().synchronize()
+    t0 = time.perf_counter()
+    for _ in range(count):
+        launch(fn, (1,), (32,), arguments())
+    elapsed = time.perf_counter() - t0
+    cp.cuda.Device().synchronize()
+    return elapsed / count * 1e6
+
+
 def launch_costs() -> dict[str, Quantity]:
     cp = cupy()
     empty, spin = function(SOURCE, "empty"), function(SOURCE, "spin")
     count = 2000
-    host = []
-    for _ in range(5):
-        cp.cuda.Device().synchronize()
-        t0 = time.perf_counter()
-        for _ in range(count):
-            empty((1,), (32,), ())
-        host.append((time.perf_counter() - t0) / count * 1e6)
-        cp.cuda.Device().synchronize()
+    x = cp.zeros(4, np.float32)
+    kinds = {"none": (empty, tuple), "arrays": (function(SOURCE, "empty_arrays"), lambda: (x, x, x, x)),
+             "scalars": (function(SOURCE, "empty_scalars"),
+                         lambda: (np.int32(1), np.int32(2), np.int32(3), np.int32(4)))}
+    for fn, arguments in kinds.values():
+        _host_us(fn, arguments, 200)                 # warm: the first launches of a function cost more
+    host, arrays, scalars = [], [], []
+    for _ in range(REPEATS):                         # interleaved, so drift of the host hits all three alike
+        t = {kind: _host_us(fn, arguments, count) for kind, (fn, arguments) in kinds.items()}
+        host.append(t["none"])
+        arrays.append((t["arrays"] - t["none"]) / 4)
+        scalars.append((t["scalars"] - t["none"]) / 4)
     gap = []
     for _ in range(5):
         start, stop = cp.cuda.Event(), cp.cuda.Event()
-        spin((1,), (1,), (np.int64(40_000_000),))       # ~20 ms: the host queues every launch before the GPU reaches them
+        # ~80 ms of spinning: the host has queued all the launches (2000 x ~5-9 us) before the GPU reaches them,
+        # so the events time the device alone
+        spin((1,), (1,), (np.int64(160_000_000),))
         start.record()
         for _ in range(count):
             empty((1,), (32,), ())
@@ -179,7 +198,34 @@ def launch_costs() -> dict[str, Quantity]:
         stop.synchronize()
         gap.append(cp.cuda.get_elapsed_time(start, stop) * 1e3 / count)
     return {"launch_overhead": _summary(host, "us", PARAMETERS["launch_overhead"][1]),
+            "launch_per_array": _summary(arrays, "us", PARAMETERS["launch_per_array"][1]),
+            "launch_per_scalar": _summary(scalars, "us", PARAMETERS["launch_per_scalar"][1]),
             "launch_gap": _summary(gap, "us", PARAMETERS["launch_gap"][1])}
+
+
+def block_costs(sms: int) -> dict[str, Quantity]:
+    """SM time per empty block at 1 to 32 warps a block (200 waves at full occupancy), fitted as a line in warps."""
+    empty = function(SOURCE, "empty")
+    warps = np.array([1, 2, 4, 8, 16, 32])
+    samples = []          # per repeat: ns per block per SM at each block size
+    per_size = {}
+    for w in warps:
+        grid = sms * min(32, 64 // w) * 200
+        per_size[w] = [t * 1e6 / (grid / sms) for t in _event_ms(lambda k: launch(empty, (grid,), (32 * w,), ()), 5)]
+    for r in range(5):
+        samples.append(np.polyfit(warps, [per_size[w][r] for w in warps], 1))
+    slope, intercept = zip(*samples)
+    return {"block_launch": _summary(intercept, "ns", PARAMETERS["block_launch"][1]),
+            "warp_launch": _summary(slope, "ns", PARAMETERS["warp_launch"][1])}
+
+
+def atomic_interval(sms: int) -> list[float]:
+    cp = cupy()
+    counter, out = cp.zeros(1, np.uint32), cp.zeros(1, np.uint32)
+    fn = function(SOURCE, "ticket")
+    grid, warps, count = sms * 4, 8, 64
+    return [t * 1e6 / (grid * warps * count)
+            for t in _event_ms(lambda k: launch(fn, (grid,), (32 * warps,), (counter, np.int32(count), out)), 5)]
 
 
 def flag_round_trip() -> list[float]:
@@ -251,6 +297,8 @@ def probe(functions=(), log=lambda message: None) -> MachineFile:
     values.update(shared_banks(sms))
     log("probe: shared memory")
     values.update(launch_costs())
+    values.update(block_costs(sms))
+    values["atomic_interval"] = _summary(atomic_interval(sms), "ns", PARAMETERS["atomic_interval"][1])
     values["flag_round_trip"] = _summary(flag_round_trip(), "ns", PARAMETERS["flag_round_trip"][1])
     values["fma_f32"] = _summary(fma_rate("f32", sms), "GFLOP/s", PARAMETERS["fma_f32"][1])
     values["fma_f64"] = _summary(fma_rate("f64", sms), "GFLOP/s", PARAMETERS["fma_f64"][1])

@@ -14,7 +14,7 @@ from costmodel.errors import ParameterError
 
 from costmodel.physical.launch import Access, Launch, Plan
 
-from .base import Inputs, Kernel, cdiv, cupy, dtype_of, function, launch, lookback_arrays, next_epoch
+from .base import EPOCH_RESET, Inputs, Kernel, cdiv, cupy, dtype_of, function, launch, lookback_arrays, next_epoch
 
 SOURCE = "sat.cu"
 W = 32
@@ -67,37 +67,45 @@ class SAT(Kernel):
 
     @staticmethod
     def _line(dtype, name, src, dst, nbar, threads, size):
-        """A thread walks a column (coalesced) or a row (each load its own sector) load-add-store: a round an element."""
+        """A thread walks a column (coalesced) or a row (each load its own sector) load-add-store: a round an
+        element. A warp walking rows touches 32 lines with every load and store: 32 passes through the L1 each."""
         e = np.dtype(dtype).itemsize
+        rows = name.startswith("row")
+        passes = cdiv(threads, 32) * 2 * nbar * (32 if rows else 1)
         return Launch(f"{name}_{_sfx(dtype)}", cdiv(nbar, threads), threads,
-                      accesses=(Access(src, size * e), Access(dst, size * e, write=True)), rounds=nbar, source=SOURCE)
+                      accesses=(Access(src, size * e), Access(dst, size * e, write=True)), rounds=nbar,
+                      shared_wavefronts=passes, arguments=(1, 1) if rows else (2, 2), source=SOURCE)
 
     @staticmethod
-    def _region_plan(dtype, nbar, rows, share, K_tiles=None):
-        """2R1W over a region holding ``share`` of the tiles (region_* kernels, five launches)."""
+    def _region_plan(dtype, nbar, rows, share, longest):
+        """2R1W over a region holding ``share`` of the tiles (region_* kernels, five launches); ``longest``
+        tiles lie along the region's longest tile column (or row), which one carry thread walks."""
         e, tiles = np.dtype(dtype).itemsize, cdiv(nbar, W)
         size, inside = nbar * nbar, max(1, round(share * tiles * tiles))
         data, side = share * size * e, share * tiles * nbar * e
         tile_wavefronts = 4 * W * W // 32 * max(1, e // 4)
         blocks = tiles * tiles
+
+        def carry(sums, out):
+            # a thread per column: a store and a load a tile, the running sum the only dependence
+            return Launch(f"region_carry_{_sfx(dtype)}", cdiv(nbar, 256), 256,
+                          accesses=(Access(sums, side), Access(out, side, write=True)), rounds=longest,
+                          arguments=(3, 4), source=SOURCE)
         return (Launch(f"region_sums_{_sfx(dtype)}", blocks, W * rows,
                        accesses=(Access("a", data), Access("colsum", side, write=True), Access("rowsum", side, write=True)),
                        rounds=inside / blocks * cdiv(W, rows), shared_wavefronts=inside / blocks * tile_wavefronts,
-                       shared_rounds=inside / blocks * 2 * W, source=SOURCE),
-                Launch(f"region_carry_{_sfx(dtype)}", cdiv(nbar, 256), 256,
-                       accesses=(Access("colsum", side), Access("colc", side, write=True)), rounds=share * tiles,
-                       source=SOURCE),
-                Launch(f"region_carry_{_sfx(dtype)}", cdiv(nbar, 256), 256,
-                       accesses=(Access("rowsum", side), Access("rowc", side, write=True)), rounds=share * tiles,
-                       source=SOURCE),
+                       shared_rounds=inside / blocks * 2 * W, arguments=(3, 3), source=SOURCE),
+                carry("colsum", "colc"), carry("rowsum", "rowc"),
+                # a thread per tile row: a tile's 32 carries are independent loads (one round), then a store;
+                # the warp's 32 threads read 32 rows, so each load instruction is 32 passes through the L1
                 Launch(f"region_corners_{_sfx(dtype)}", cdiv(tiles, 128), 128,
                        accesses=(Access("colc", side), Access("corner", share * tiles * tiles * e, write=True)),
-                       rounds=share * tiles * W, source=SOURCE),
+                       rounds=longest, shared_wavefronts=4 * longest * W * 32, arguments=(3, 3), source=SOURCE),
                 Launch(f"region_tiles_{_sfx(dtype)}", blocks, W * rows,
                        accesses=(Access("a", data), Access("colc", side), Access("rowc", side),
                                  Access("out", data, write=True)),
                        rounds=inside / blocks * (1 + cdiv(W, rows)), shared_wavefronts=inside / blocks * tile_wavefronts,
-                       shared_rounds=inside / blocks * 2 * W, source=SOURCE))
+                       shared_rounds=inside / blocks * 2 * W, arguments=(5, 3), source=SOURCE))
 
     @staticmethod
     def _wave_plan(dtype, nbar, rows, first, last):
@@ -111,7 +119,7 @@ class SAT(Kernel):
             out.append(Launch(f"wave_tiles_{_sfx(dtype)}", count, W * rows,
                               accesses=(Access("out", edges), Access("a", data), Access("out", data, write=True)),
                               rounds=2 + cdiv(W, rows), shared_wavefronts=4 * W * W // 32 * max(1, e // 4),
-                              shared_rounds=2 * W, source=SOURCE))
+                              shared_rounds=2 * W, arguments=(2, 2), source=SOURCE))
         return tuple(out)
 
     def launch_plan(self, size, dtype, params, case):
@@ -215,7 +223,8 @@ class SAT4R1W(SAT):
             count = min(k + 1, 2 * nbar - 1 - k, nbar)      # one cell a thread; each neighbour its own sector
             out.append(Launch(f"diagonal_step_{_sfx(dtype)}", cdiv(count, t), t,
                               accesses=(Access("a", count * 32), Access("out", 3 * count * 32),
-                                        Access("out", count * 32, write=True, casual=True)), rounds=1, source=SOURCE))
+                                        Access("out", count * 32, write=True, casual=True)), rounds=1,
+                              arguments=(2, 2), source=SOURCE))
         return tuple(out)
 
     def _run(self, inputs, threads, rows):
@@ -234,7 +243,7 @@ class SAT2R1W(SAT):
         return self.REGION_LAUNCHES
 
     def _launches(self, nbar, dtype, params):
-        return self._region_plan(dtype, nbar, params["rows"], 1.0)
+        return self._region_plan(dtype, nbar, params["rows"], 1.0, cdiv(nbar, W))
 
     def _run(self, inputs, threads, rows):
         self._region(inputs, 0, 0, rows)
@@ -272,10 +281,10 @@ class SAT1pR1W(SAT):
         tiles = cdiv(nbar, W)
         ka, kb = self.diagonals(tiles, params["r"])
         corner = ka * (ka + 1) / 2 / (tiles * tiles)       # share of the tiles in one corner triangle
-        out = self._region_plan(dtype, nbar, params["rows"], corner) if ka > 0 else ()
+        out = self._region_plan(dtype, nbar, params["rows"], corner, ka) if ka > 0 else ()
         out += self._wave_plan(dtype, nbar, params["rows"], ka, kb)
         if kb < 2 * tiles - 1:
-            out += self._region_plan(dtype, nbar, params["rows"], corner)
+            out += self._region_plan(dtype, nbar, params["rows"], corner, ka)
         return out
 
     def diagonals(self, tiles, r):
@@ -317,10 +326,10 @@ class SAT1R1WLookback(SAT):
         strips, chunks = cdiv(nbar, R), cdiv(nbar, C)
         size = nbar * nbar
         status = 3 * strips * nbar * (8 if e == 4 else 16)
-        return (Launch(f"sat_strips_{_sfx(dtype)}_w{warps}_r{rows}", strips, 32 * warps,
+        return (EPOCH_RESET, Launch(f"sat_strips_{_sfx(dtype)}_w{warps}_r{rows}", strips, 32 * warps,
                        accesses=(Access("a", size * e), Access("status", status), Access("out", size * e, write=True)),
                        rounds=2 * chunks, shared_wavefronts=chunks * 4 * R * C // 32 * max(1, e // 4),
-                       chain=strips - 1, source=SOURCE),)
+                       chain=strips - 1, atomics=1, arguments=(4, 2), source=SOURCE))
 
     def make_inputs(self, size, dtype="float32", seed=0, **case):
         inputs = super().make_inputs(size, dtype, seed, **case)

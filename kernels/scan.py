@@ -8,7 +8,7 @@ from costmodel.errors import ParameterError
 
 from costmodel.physical.launch import Access, Launch, Plan
 
-from .base import (
+from .base import (EPOCH_RESET, 
     Inputs,
     Kernel,
     cdiv,
@@ -118,26 +118,27 @@ class GlobalScan(_ScanBase):
     def __init__(self, algorithm: str):
         self.algorithm, self.name = algorithm, f"{algorithm}[global]"
 
-    def _step(self, name, dtype, work, threads, d, reads, writes, src, dst):
+    def _step(self, name, dtype, work, threads, d, reads, writes, src, dst, arguments):
         """A grid-stride step over ``work`` items: a round per item a thread takes."""
         e = np.dtype(dtype).itemsize
         grid = d or max(1, cdiv(work, threads))
         return Launch(f"{name}_{_sfx(dtype)}", grid, threads,
                       accesses=(Access(src, reads * work * e), Access(dst, writes * work * e, write=True)),
-                      rounds=cdiv(work, grid * threads), source=SOURCE)
+                      rounds=cdiv(work, grid * threads), arguments=arguments, source=SOURCE)
 
     def launch_plan(self, size, dtype, params, case):
         e, m, t, d = np.dtype(dtype).itemsize, size.bit_length() - 1, params["threads"], params["d"]
-        copy = Launch("copy", cdiv(size, 512), 512, accesses=(Access("a", size * e), Access("work", size * e, write=True)))
+        copy = Launch("copy", cdiv(size, 512), 512, accesses=(Access("a", size * e), Access("work", size * e, write=True)),
+                      arguments=(2, 0))
         arrays = {"a": size * e, "out": size * e, "work": 2 * size * e}
         if self.algorithm == "sum":
-            steps = [self._step("pairwise_step", dtype, 1 << k, t, d, 2, 1, "work", "work") for k in range(m - 1, -1, -1)]
+            steps = [self._step("pairwise_step", dtype, 1 << k, t, d, 2, 1, "work", "work", (1, 1)) for k in range(m - 1, -1, -1)]
             return Plan(arrays, (copy, *steps))
         if self.algorithm == "prefix_sums_simple":
-            return Plan(arrays, tuple(self._step("hillis_steele_step", dtype, size, t, d, 2, 1, "work", "out")
+            return Plan(arrays, tuple(self._step("hillis_steele_step", dtype, size, t, d, 2, 1, "work", "out", (2, 2))
                                       for _ in range(m)))
-        up = [self._step("interval_step", dtype, 1 << k, t, d, 2, 1, "out", "work") for k in range(m - 1, -1, -1)]
-        down = [self._step("spread_step", dtype, 1 << k, t, d, 2, 2, "work", "out") for k in range(m)]
+        up = [self._step("interval_step", dtype, 1 << k, t, d, 2, 1, "out", "work", (2, 1)) for k in range(m - 1, -1, -1)]
+        down = [self._step("spread_step", dtype, 1 << k, t, d, 2, 2, "work", "out", (2, 1)) for k in range(m)]
         return Plan(arrays, (copy, *up, *down))
 
     def check_size(self, size):
@@ -196,10 +197,10 @@ class SinglePassSum(_ScanBase):
         name = "reduce_partials_f32x4" if dtype == "float32" else f"reduce_partials_{_sfx(dtype)}"
         return Plan({"a": size * e, "partial": d * e, "out": e},
                     (Launch(name, d, t, accesses=(Access("a", size * e), Access("partial", d * e, write=True)),
-                            rounds=cdiv(size * e, d * t * per_load), source=SOURCE),
+                            rounds=cdiv(size * e, d * t * per_load), arguments=(2, 1), source=SOURCE),
                      Launch(f"reduce_partials_{_sfx(dtype)}", 1, 1024,
                             accesses=(Access("partial", d * e), Access("out", e, write=True)),
-                            rounds=cdiv(d, 1024), source=SOURCE)))
+                            rounds=cdiv(d, 1024), arguments=(2, 1), source=SOURCE)))
 
     def _run(self, inputs, threads, d):
         arr, dt = inputs.arrays, inputs.dtype
@@ -239,9 +240,9 @@ class LookbackScan(_ScanBase):
         tiles = cdiv(size, self.tile(params, e))
         status = 2 * tiles * (8 if e == 4 else 16)
         return Plan({"a": size * e, "out": size * e, "status": status},
-                    (Launch(f"scan_lookback_{_sfx(dtype)}_q{params['vectors']}", tiles, params["threads"],
+                    (EPOCH_RESET, Launch(f"scan_lookback_{_sfx(dtype)}_q{params['vectors']}", tiles, params["threads"],
                             accesses=(Access("a", size * e), Access("status", status), Access("out", size * e, write=True)),
-                            rounds=1, chain=0, source=SOURCE),))
+                            rounds=1, chain=0, atomics=1, arguments=(4, 2), source=SOURCE)))
 
     def make_inputs(self, size, dtype="float32", seed=0, **case):
         inputs = super().make_inputs(size, dtype, seed, **case)

@@ -20,6 +20,7 @@ def toy(**over) -> MachineFile:
     v = {"copy_bandwidth": 1.0, "dram_read_bandwidth": 1.0, "dram_latency": 100.0, "l2_latency": 50.0,
          "l2_bytes": 1e3, "l2_bandwidth": 4.0, "shared_bandwidth": 128.0, "shared_latency": 20.0, "banks": 32,
          "bank_bytes": 4, "clock": 1.0, "launch_overhead": 5.0, "launch_gap": 2.0, "flag_round_trip": 400.0,
+         "launch_per_array": 0.5, "launch_per_scalar": 1.0, "block_launch": 10.0, "warp_launch": 1.0, "atomic_interval": 2.0,
          "fma_f32": 1000.0, "fma_f64": 500.0, "sms": 2, "threads_per_sm": 2048, "blocks_per_sm": 32,
          "registers_per_sm": 65536, "shared_per_sm": 102400, "shared_per_block": 49152,
          "reserved_shared_per_block": 1024, "max_threads_per_block": 1024, "ecc": 1, **over}
@@ -67,9 +68,11 @@ def test_launch_time_bandwidth_and_latency_bound_by_hand():
     # 16 blocks of 256 threads, 4 resident per SM x 2 SMs = 8 at once: two full waves
     big = L.Launch("f", 16, 256, accesses=(L.Access("a", 16000),), rounds=1)
     t = L.launch_time(big, L.Served(16000, 0), m)
-    # a wave: 8 blocks x 1000 bytes / 1 byte/ns = 8000 ns > one round of 100 ns; two waves + one drain
-    assert t.blocks_per_sm == 4 and t.total_ns == pytest.approx(2 * 8000 + 100)
+    # a wave: 8 blocks x 1000 bytes / 1 byte/ns = 8000 ns, its requests waiting one round of 100 ns behind
+    # those bytes (n/w + L); two waves + one drain
+    assert t.blocks_per_sm == 4 and t.total_ns == pytest.approx(2 * (8000 + 100) + 100)
     assert t.limit == "memory bandwidth"
+    assert float(L.launch_expr(t, m).subs(L.symbol_values(m))) == pytest.approx(t.total_ns)
     # the seeds' condition: bandwidth-bound once k * 1000 bytes >= 1 * 100 * 1 round: k >= 0.1 blocks
     relation, need, have = L.bandwidth_condition(t, m)
     assert need == pytest.approx(0.1) and have == 8
@@ -80,6 +83,25 @@ def test_launch_time_bandwidth_and_latency_bound_by_hand():
     # and the symbolic form gives the same number
     expr = L.launch_expr(t, m).subs(L.symbol_values(m))
     assert float(expr) == pytest.approx(t.total_ns)
+
+
+def test_block_scheduling_atomics_and_host_arguments_by_hand():
+    m = toy()
+    # 64 blocks of 64 threads (2 warps) with 64 registers a thread: 16 resident a SM, two waves; each block
+    # costs its SM 10 + 2 x 1 ns to start, 16 x 12 = 192 ns a wave, above the round of 50 ns (nothing comes
+    # from DRAM, so the L2's latency); two waves and one drain
+    empty = L.Launch("f", 64, 64, rounds=1)
+    t = L.launch_time(empty, L.Served(0, 0), m)
+    assert t.waves == 2 and t.total_ns == pytest.approx(2 * 16 * 12 + 50)
+    assert t.limit == "SM instructions (shared, FMA)"
+    # 1000 blocks each taking a ticket, 10 ns apart: 10 us serialised, more than the 31.25 waves' scheduling
+    m = toy(atomic_interval=10.0)
+    ticket = L.Launch("f", 1000, 64, rounds=0, atomics=1)
+    t = L.launch_time(ticket, L.Served(0, 0), m)
+    assert 31 * 192 < 10_000 and t.total_ns == pytest.approx(10_000)
+    assert float(L.launch_expr(t, m).subs(L.symbol_values(m))) == pytest.approx(t.total_ns)
+    # the host: 5 us a launch, 0.5 us an array, 1 us a scalar
+    assert L.host_ns(L.Launch("f", 1, 32, arguments=(3, 2)), m) == pytest.approx(5000 + 1500 + 2000)
 
 
 def test_look_back_chain_and_queueing():

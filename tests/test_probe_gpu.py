@@ -44,6 +44,9 @@ def test_probed_values_are_physical(probed):
     # one shared wavefront of 128 bytes per cycle per SM is the ceiling
     assert 0.5 * 128 * v["clock"] < v["shared_bandwidth"] <= 1.05 * 128 * v["clock"]
     assert 0 < v["launch_gap"] < v["launch_overhead"] < 50      # us
+    assert 0 < v["launch_per_array"] < v["launch_per_scalar"] < 2   # a numpy scalar costs CuPy more than an array
+    assert 20 < v["block_launch"] < 1000 and 0 <= v["warp_launch"] < v["block_launch"]   # ns
+    assert 0.1 < v["atomic_interval"] < 100                     # ns: one L2 slice, not a round trip per atomic
     assert v["dram_latency"] < v["flag_round_trip"] < 10_000
     assert v["fma_f64"] < v["fma_f32"]
 

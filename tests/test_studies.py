@@ -78,6 +78,30 @@ def test_every_study_reports_from_the_recorded_h100_measurements(tmp_path, run_c
     assert physical < 0.3 and physical < seeds / 2, (physical, seeds)
 
 
+def test_knee_is_the_smallest_d_within_ten_percent():
+    from studies.conv_matmul import knees
+
+    d = [32, 64, 128, 256]
+    measured, predicted = [4.0, 2.0, 1.05, 1.0], [4.0, 1.0, 1.0, 1.0]
+    frame = pd.DataFrame({"group": "Fig. 3", "variant": "p=128", "d_blocks": d, "measured_ms": measured,
+                          "predicted_ms": predicted})
+    row = knees(frame).iloc[0]
+    assert (row["measured knee d"], row["model knee d"], row["model / measured"]) == (128, 64, 0.5)
+    assert row["model ms at best"] == 1.0
+
+
+def test_best_r_reads_the_recorded_sat_grids():
+    from studies.fidelity import best_r
+    from tuner.model import load_model
+
+    table = best_r(ROOT / "bench" / "grids" / "h100" / "grids.csv", load_model("H100")).set_index("n̄")
+    assert list(table.index) == [8192, 16384] and (table["r values"] == 15).all()
+    # measured on the H100: r = 0.8, the top of the grid, is best at both sizes, 2.3x faster than r = 0 at 8192²
+    assert (table["measured best r"] == 0.8).all()
+    assert table.loc[8192, "measured ms at r = 0"] / table.loc[8192, "measured best ms"] == pytest.approx(2.336, abs=0.01)
+    assert (table["model best r"] == 0.8).all()
+
+
 def test_cross_validated_predictions_never_see_their_own_row():
     from dataclasses import replace
 

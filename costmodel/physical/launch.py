@@ -54,12 +54,15 @@ class Launch:
     dynamic_shared: int = 0
     accesses: tuple[Access, ...] = ()
     rounds: float = 1.0              # dependent global rounds of one block over its life
-    shared_wavefronts: float = 0.0   # per block
+    shared_wavefronts: float = 0.0   # per block: passes through the SM's L1/shared data path (bank-conflict
+                                     # stages, and one per distinct line of an uncoalesced global access)
     shared_rounds: float = 0.0       # dependent shared accesses of one block
     flops: float = 0.0               # per block
     chain: float = 0.0               # serial one-way flag hops on the critical path
+    atomics: float = 0.0             # atomics per block on one shared address (a ticket): serialised
     fp64: bool = False
     host: bool = True                # launched from Python (False: a library call inside one launch)
+    arguments: tuple[int, int] = (0, 0)   # (arrays, scalars) the host passes: each costs host time
     source: str = ""                 # the .cu file of ``function`` (the probe reads its resources)
 
 
@@ -149,6 +152,7 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     shared_latency = machine["shared_latency"] / machine["clock"]
     fma = machine["fma_f64" if launch.fp64 else "fma_f32"]
     wavefront_ns = 1.0 / machine["clock"]                # one shared wavefront per cycle per SM
+    block_ns = machine["block_launch"] + -(-launch.threads // 32) * machine["warp_launch"]
     per_block_dram, per_block_l2 = served.dram / grid, served.l2 / grid
     lat = launch.rounds * latency + launch.shared_rounds * shared_latency
 
@@ -157,7 +161,7 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
         per_sm = -(-k // sms)
         busy = min(k, sms) / sms
         inst = per_sm * launch.shared_wavefronts * wavefront_ns + k * launch.flops / (fma * busy)
-        return mem, inst
+        return mem, max(inst, per_sm * block_ns)
 
     waves = [(c, *wave(k)) for c, k in ((full, concurrent), (1, tail)) if c and k]   # (count, memory, instructions)
     memory = sum(c * mem for c, mem, _ in waves)
@@ -169,8 +173,10 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
         _, mem, inst = waves[0]
         body = max(mem + lat, inst) + latency
     else:
-        # several waves drift out of step and overlap: each wave is bound by one resource; one drain
-        body = sum(c * max(mem, inst, lat) for c, mem, inst in waves) + latency
+        # several waves: a request waits its latency behind the bytes queued before it (the additive
+        # n/w + L of a round, which Little's law turns into bandwidth once enough bytes are in flight)
+        body = sum(c * max(mem + lat, inst) for c, mem, inst in waves) + latency
+    body = max(body, grid * launch.atomics * machine["atomic_interval"])
     chain = launch.chain * machine["flag_round_trip"] / 2
     total = body + chain
     return LaunchTime(launch, b, grid / concurrent, memory, latency_total, instruction, chain, total, served)
@@ -184,25 +190,35 @@ def plan_times(plan: Plan, machine) -> list[LaunchTime]:
 HOLD_NS = 300_000   # memtune's timing holds the GPU this long before a run (kernels.timing.hold_gpu)
 
 
+def host_ns(launch: Launch, machine) -> float:
+    """Host time of one launch: the call, plus its array and scalar arguments."""
+    arrays, scalars = launch.arguments
+    return 1e3 * (machine["launch_overhead"] + arrays * machine["launch_per_array"]
+                  + scalars * machine["launch_per_scalar"])
+
+
 def run_time_ns(plan: Plan, machine, times: list[LaunchTime] | None = None, hold_ns: float = HOLD_NS) -> float:
     """The run: launches queued back to back, each a device gap apart, fed by the host; the host's
     first ``hold_ns`` of launching overlap the hold that the timing puts before the run."""
     times = times if times is not None else plan_times(plan, machine)
     device = sum(t.total_ns + machine["launch_gap"] * 1e3 for t in times)
-    host = sum(1 for t in times if t.launch.host) * machine["launch_overhead"] * 1e3 - hold_ns
+    host = sum(host_ns(t.launch, machine) for t in times if t.launch.host) - hold_ns
     return max(device, host)
 
 
 # -- the symbolic form ----------------------------------------------------------------------------
-BETA, BETA2, LAT, LAT2, HOP, GAP, HOST, SIGMA, PHI, PHI64 = sympy.symbols(
-    "beta beta_L2 L L_2 h lambda_gap lambda_host sigma phi phi_64", positive=True)
+BETA, BETA2, LAT, LAT2, HOP, GAP, HOST, SIGMA, PHI, PHI64, BLOCK, WARP, ATOMIC = sympy.symbols(
+    "beta beta_L2 L L_2 h lambda_gap lambda_host sigma phi phi_64 b_0 b_w a", positive=True)
 SYMBOL_PARAMETERS = {BETA: "copy_bandwidth", BETA2: "l2_bandwidth", LAT: "dram_latency", LAT2: "l2_latency",
                      HOP: "flag_round_trip", GAP: "launch_gap", HOST: "launch_overhead", SIGMA: "clock",
-                     PHI: "fma_f32", PHI64: "fma_f64"}
+                     PHI: "fma_f32", PHI64: "fma_f64", BLOCK: "block_launch", WARP: "warp_launch",
+                     ATOMIC: "atomic_interval"}
 SYMBOL_MEANING = {BETA: "copy bandwidth (bytes/ns)", BETA2: "L2 bandwidth (bytes/ns)", LAT: "DRAM latency (ns)",
                   LAT2: "L2 latency (ns)", HOP: "flag round trip (ns)", GAP: "launch gap (us)",
                   HOST: "host launch overhead (us)", SIGMA: "shared wavefronts per ns per SM (the clock, GHz)",
-                  PHI: "float32 FMA rate (GFLOP/s = flop/ns)", PHI64: "float64 FMA rate (flop/ns)"}
+                  PHI: "float32 FMA rate (GFLOP/s = flop/ns)", PHI64: "float64 FMA rate (flop/ns)",
+                  BLOCK: "SM time per block (ns)", WARP: "SM time per block per warp (ns)",
+                  ATOMIC: "same-address atomic interval (ns)"}
 
 
 def symbol_values(machine) -> dict:
@@ -222,18 +238,23 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
     lat = sympy.nsimplify(launch.rounds) * lat_sym + shared_lat
     phi = PHI64 if launch.fp64 else PHI
 
+    block = BLOCK + -(-launch.threads // 32) * WARP
+
     def wave(k):
+        per_sm = -(-k // sms)
         mem = sympy.nsimplify(k * t.served.dram / grid) / BETA + sympy.nsimplify(k * t.served.l2 / grid) / BETA2
-        inst = sympy.nsimplify(-(-k // sms) * launch.shared_wavefronts) / SIGMA + \
+        inst = sympy.nsimplify(per_sm * launch.shared_wavefronts) / SIGMA + \
             sympy.nsimplify(k * launch.flops * sms / min(k, sms)) / phi
-        return mem, inst
+        return mem, sympy.Max(inst, per_sm * block)
 
     if full + (1 if tail else 0) == 1:
         mem, inst = wave(min(grid, concurrent))
         body = sympy.Max(mem + lat, inst) + lat_sym
     else:
-        body = sum((c * sympy.Max(*wave(k), lat) for c, k in ((full, concurrent), (1 if tail else 0, tail)) if c),
-                   sympy.Integer(0)) + lat_sym
+        body = sum((c * sympy.Max(wave(k)[0] + lat, wave(k)[1]) for c, k in ((full, concurrent), (1 if tail else 0, tail))
+                    if c), sympy.Integer(0)) + lat_sym
+    if launch.atomics:
+        body = sympy.Max(body, sympy.nsimplify(grid * launch.atomics) * ATOMIC)
     return body + sympy.nsimplify(launch.chain) * HOP / 2
 
 

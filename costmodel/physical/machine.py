@@ -60,8 +60,16 @@ PARAMETERS = {
     "banks": ("1", "word stride from which a warp's shared access stops slowing (the conflict degree saturates)"),
     "bank_bytes": ("B", "8-byte against 4-byte shared loads at stride one"),
     "clock": ("GHz", "cycles of clock64 per nanosecond of a spinning kernel"),
-    "launch_overhead": ("us", "host time per launch of an empty kernel through CuPy, 2000 launches"),
+    "launch_overhead": ("us", "host time per launch of a kernel of no arguments through memtune's launch path, 2000 launches"),
+    "launch_per_array": ("us", "host time per launch added by each array argument (4 arrays against none)"),
+    "launch_per_scalar": ("us", "host time per launch added by each scalar argument, a numpy scalar built per launch as "
+                                "the kernels do (4 scalars against none)"),
     "launch_gap": ("us", "device time per empty kernel queued back to back behind a busy GPU"),
+    "block_launch": ("ns", "SM time per block of no work, many waves of blocks at full occupancy, intercept over 1 to "
+                           "32 warps a block"),
+    "warp_launch": ("ns", "SM time per block added by each warp of the block (slope of the same blocks)"),
+    "atomic_interval": ("ns", "device time per atomicAdd when one lane of every warp of a full grid takes 64 "
+                              "tickets from the same counter (one L2 slice serialises them)"),
     "flag_round_trip": ("ns", "two blocks handing a flag back and forth through global memory"),
     "fma_f32": ("GFLOP/s", "independent float32 fused multiply-add chains, full occupancy"),
     "fma_f64": ("GFLOP/s", "independent float64 fused multiply-add chains, full occupancy"),
