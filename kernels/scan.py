@@ -8,7 +8,8 @@ from costmodel.errors import ParameterError
 
 from costmodel.physical.launch import Access, Launch, Plan
 
-from .base import (EPOCH_RESET, 
+from .base import (
+    EPOCH_RESET,
     Inputs,
     Kernel,
     cdiv,

@@ -98,23 +98,29 @@ def cross_validated(frames: dict[str, pd.DataFrame], calibration, folds: int = 5
     return out
 
 
-def grid_fidelity(grid_path: Path, model) -> pd.DataFrame:
-    """Per recorded grid: the model's error, its top-ranked configuration against the measured best, and
-    the Spearman rank correlation of predicted and measured times."""
+def predicted_grid(grid_path: Path, model) -> pd.DataFrame:
+    """The recorded grids' measured rows (peers left out), each with the model's prediction."""
     import json
 
-    import numpy as np
-
     import kernels
-    from scipy.stats import spearmanr
 
     frame = pd.read_csv(grid_path)
-    frame = frame[(frame.status == "ok") & ~frame.kernel.str.startswith("cupy_")]
+    frame = frame[(frame.status == "ok") & ~frame.kernel.str.startswith("cupy_")].copy()
+    frame["predicted_ms"] = [model.predict_ms(kernels.get(n), int(s), d, json.loads(p), json.loads(c))
+                             for n, s, d, p, c in zip(frame.kernel, frame["size"], frame.dtype, frame.params, frame.case)]
+    return frame
+
+
+def grid_fidelity(grid_path: Path, model, predicted: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per recorded grid: the model's error, its top-ranked configuration against the measured best, and
+    the Spearman rank correlation of predicted and measured times."""
+    import numpy as np
+    from scipy.stats import spearmanr
+
+    frame = predicted if predicted is not None else predicted_grid(grid_path, model)
     rows = []
     for (name, size, dtype, case), g in frame.groupby(["kernel", "size", "dtype", "case"]):
-        k = kernels.get(name)
-        pred = np.array([model.predict_ms(k, int(size), dtype, json.loads(p), json.loads(case)) for p in g.params])
-        meas = g.median_ms.to_numpy()
+        pred, meas = g.predicted_ms.to_numpy(), g.median_ms.to_numpy()
         pick = meas[int(np.argmin(pred))] / meas.min()
         rows.append({"kernel": name, "size": int(size), "points": len(g),
                      "median error": float(np.median(np.abs(pred - meas) / meas)),
@@ -124,19 +130,14 @@ def grid_fidelity(grid_path: Path, model) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def best_r(grid_path: Path, model) -> pd.DataFrame:
+def best_r(grid_path: Path, model, predicted: pd.DataFrame | None = None) -> pd.DataFrame:
     """(1+r)R1W on the recorded grids: the r of the measured best and of the model's best, each with its
     time, and both at the best rows of each r."""
     import json
 
-    import kernels
-
-    frame = pd.read_csv(grid_path)
-    frame = frame[(frame.status == "ok") & (frame.kernel == "sat_1pr1w")].copy()
-    k = kernels.get("sat_1pr1w")
+    frame = predicted if predicted is not None else predicted_grid(grid_path, model)
+    frame = frame[frame.kernel == "sat_1pr1w"].copy()
     frame["r"] = [json.loads(p)["r"] for p in frame.params]
-    frame["predicted_ms"] = [model.predict_ms(k, int(s), d, json.loads(p), json.loads(c))
-                             for s, d, p, c in zip(frame["size"], frame.dtype, frame.params, frame.case)]
     rows = []
     for size, g in frame.groupby("size"):
         per_r = g.groupby("r").agg(measured=("median_ms", "min"), predicted=("predicted_ms", "min"))
@@ -169,7 +170,8 @@ def write_fidelity(folder: Path, model, refined=None, seeds=None, grid_path: Pat
     if seeds is not None:
         models["seeds' model, uncalibrated units"] = seeds
     analysed = {label: {name: analyse(f, m) for name, f in frames.items()} for label, m in models.items()}
-    grids = {label: grid_fidelity(grid_path, m) for label, m in models.items()}
+    predicted = {label: predicted_grid(grid_path, m) for label, m in models.items()}
+    grids = {label: grid_fidelity(grid_path, m, predicted[label]) for label, m in models.items()}
     summary = pd.DataFrame([_overall(analysed[label], grids[label], label) for label in models])
     pure = analysed["physical (machine file only)"]
     errors, picks = fidelity(pure)
@@ -191,7 +193,7 @@ def write_fidelity(folder: Path, model, refined=None, seeds=None, grid_path: Pat
              "## The largest errors of the physical model", "", markdown(worst.round(4)), "",
              "## Figs 3–6: the knee of the d sweeps (smallest d within 10 % of the best)", "",
              _knee_lines(pure.get("conv_matmul")), "",
-             "## (1+r)R1W: the best r, measured and predicted", "", markdown(best_r(grid_path, model).round(3)), "",
+             "## (1+r)R1W: the best r, measured and predicted", "", markdown(best_r(grid_path, model, predicted["physical (machine file only)"]).round(3)), "",
              _BEST_R, "",
              "## Where the physical model is still wrong, and why", "", _FAILS, "",
              "### Algorithm picks per group (physical model)", "", markdown(picks.round(3)) if len(picks) else "(none)"]

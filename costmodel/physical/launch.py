@@ -65,6 +65,10 @@ class Launch:
     arguments: tuple[int, int] = (0, 0)   # (arrays, scalars) the host passes: each costs host time
     source: str = ""                 # the .cu file of ``function`` (the probe reads its resources)
 
+    @property
+    def warps(self) -> int:
+        return -(-self.threads // 32)
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -124,7 +128,7 @@ def serve(plan: Plan, l2_bytes: float, ecc: bool) -> list[Served]:
 
 
 def blocks_per_sm(launch: Launch, machine, registers: int, static_shared: int) -> int:
-    warps = -(-launch.threads // 32)
+    warps = launch.warps
     regs_per_warp = -(-registers * 32 // 256) * 256
     limits = [int(machine["blocks_per_sm"]), int(machine["threads_per_sm"]) // (warps * 32)]
     if registers:
@@ -152,7 +156,7 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     shared_latency = machine["shared_latency"] / machine["clock"]
     fma = machine["fma_f64" if launch.fp64 else "fma_f32"]
     wavefront_ns = 1.0 / machine["clock"]                # one shared wavefront per cycle per SM
-    block_ns = machine["block_launch"] + -(-launch.threads // 32) * machine["warp_launch"]
+    block_ns = machine["block_launch"] + launch.warps * machine["warp_launch"]
     per_block_dram, per_block_l2 = served.dram / grid, served.l2 / grid
     lat = launch.rounds * latency + launch.shared_rounds * shared_latency
 
@@ -238,7 +242,7 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
     lat = sympy.nsimplify(launch.rounds) * lat_sym + shared_lat
     phi = PHI64 if launch.fp64 else PHI
 
-    block = BLOCK + -(-launch.threads // 32) * WARP
+    block = BLOCK + launch.warps * WARP
 
     def wave(k):
         per_sm = -(-k // sms)
@@ -251,8 +255,8 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
         mem, inst = wave(min(grid, concurrent))
         body = sympy.Max(mem + lat, inst) + lat_sym
     else:
-        body = sum((c * sympy.Max(wave(k)[0] + lat, wave(k)[1]) for c, k in ((full, concurrent), (1 if tail else 0, tail))
-                    if c), sympy.Integer(0)) + lat_sym
+        waves = [(c, *wave(k)) for c, k in ((full, concurrent), (1 if tail else 0, tail)) if c]
+        body = sum((c * sympy.Max(mem + lat, inst) for c, mem, inst in waves), sympy.Integer(0)) + lat_sym
     if launch.atomics:
         body = sympy.Max(body, sympy.nsimplify(grid * launch.atomics) * ATOMIC)
     return body + sympy.nsimplify(launch.chain) * HOP / 2
