@@ -286,6 +286,78 @@ def test_a_killed_worker_is_resumed_with_no_finished_trial_lost(tmp_path):
     assert s.get_trials()[ghost.number].state.name == "FAIL"
 
 
+# a worker that stops for ever at one point of a trial, to be killed there (argv: marker file, CLI args)
+_STALLING_WORKER = """
+import pathlib, sys, time
+from tuner.objectives.model import ModelObjective
+from tuner.strategies.model_guided import ModelGuidedSampler
+
+def stall(*args, **kwargs):
+    pathlib.Path(sys.argv[1]).write_text("stalled")
+    time.sleep(600)
+
+if sys.argv[2] == "ask":
+    ModelGuidedSampler.sample_relative = stall
+else:
+    ModelObjective.__call__ = stall
+from memtune.cli import main
+sys.exit(main(sys.argv[3:]))
+"""
+
+
+def _timed(proc):
+    start = time.monotonic()
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 0, err
+    return time.monotonic() - start
+
+
+@pytest.mark.parametrize("where", ["ask", "objective"])
+def test_a_worker_killed_inside_a_trial_leaves_no_zombie(tmp_path, where):
+    import optuna
+    import signal
+
+    url = f"sqlite:///{tmp_path / 'studies.db'}"
+    clean = _timed(_tune(f"sqlite:///{tmp_path / 'clean.db'}", "clean", 10))
+    assert _tune(url, "resume", 5).wait(timeout=300) == 0
+    before = {t.number: t.value for t in optuna.load_study(study_name="resume", storage=tuner.open_storage(url)).get_trials()}
+    marker = tmp_path / "stalled"
+    args = ["tune", "conv_hmm", "--n", str(1 << 20), "--case", "v=3", "--objective", "model", "--trials", "10",
+            "--storage", url, "--study", "resume"]
+    worker = subprocess.Popen([sys.executable, "-c", _STALLING_WORKER, str(marker), where, *args], cwd=ROOT,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not marker.exists() and worker.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists(), worker.communicate()[1]
+    worker.send_signal(signal.SIGKILL)
+    worker.wait()
+    resumed = _timed(_tune(url, "resume", 10))                       # grace period as shipped (60 s)
+    s = _check_exact(url, "resume", 10)
+    trials = s.get_trials()
+    zombies = [t for t in trials if "zombie" in t.user_attrs]
+    assert len(zombies) == 1 and zombies[0].state.name == "FAIL"
+    assert all(trials[n].value == v for n, v in before.items())       # the finished trials are kept as they were
+    if zombies[0].params:                                              # killed while running: its configuration ran again
+        retried = [t for t in trials if t.params == zombies[0].params and t.state.name == "COMPLETE"]
+        assert retried and retried[0].user_attrs["queued_by"].startswith(f"retry of trial {zombies[0].number}")
+    assert bool(zombies[0].params) == (where == "objective")
+    assert resumed <= 2 * clean, (resumed, clean)
+
+
+def test_sqlite_transactions_take_the_write_lock_when_they_begin(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "studies.db"
+    storage = tuner.open_storage(f"sqlite:///{path}")
+    with storage.engine.connect() as conn:
+        conn.exec_driver_sql("SELECT 1")                              # a read opens the transaction ...
+        other = sqlite3.connect(path, timeout=0)
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            other.execute("BEGIN IMMEDIATE")                          # ... and already holds the write lock
+        other.close()
+
+
 def _postgres_url():
     url = os.environ.get("MEMTUNE_TEST_POSTGRES")
     if not url:

@@ -3,9 +3,9 @@
 Studies are Optuna studies: by default a SQLite file ``studies.db`` in the user's data directory
 (``$MEMTUNE_DATA_DIR``, else ``$XDG_DATA_HOME/memtune``, else ``~/.local/share/memtune``); any
 SQLAlchemy URL works instead, e.g. ``postgresql://user@host/db``, so that workers on several GPUs or
-machines share one study through the database (Optuna's own distributed mode). Workers record a
-heartbeat; a trial whose worker died is failed after the grace period and its configuration is
-queued again (Optuna's RetryFailedTrialCallback), so re-running a killed study resumes it.
+machines share one study through the database (Optuna's own distributed mode). A trial whose worker
+died is failed and its configuration queued again when the next worker starts (``workers``), so
+re-running a killed study resumes it at once; on another host, after the heartbeat's grace period.
 """
 from __future__ import annotations
 
@@ -62,11 +62,35 @@ def open_storage(url: str | None = None):
     url = url or default_url()
     if url == ":memory:":
         return optuna.storages.InMemoryStorage()
-    engine = {"connect_args": {"timeout": 60}} if url.startswith("sqlite") else {"pool_pre_ping": True}
+    sqlite = url.startswith("sqlite")
+    engine = {"connect_args": {"timeout": 60}} if sqlite else {"pool_pre_ping": True}
     try:
         with quiet():
-            return optuna.storages.RDBStorage(url, engine_kwargs=engine, heartbeat_interval=HEARTBEAT_S,
-                                              grace_period=GRACE_S, **_retry_stale())
+            storage = optuna.storages.RDBStorage(url, engine_kwargs=engine, heartbeat_interval=HEARTBEAT_S,
+                                                 grace_period=GRACE_S, **_retry_stale())
     except Exception as exc:   # bad URL, server down, missing driver
         raise TunerError(f"storage: cannot open {url!r}: {type(exc).__name__}: {str(exc).splitlines()[0]}; "
                          "give a SQLAlchemy URL such as sqlite:///studies.db or postgresql://user@host/db") from None
+    if sqlite:
+        _lock_on_begin(storage.engine)
+    return storage
+
+
+def _lock_on_begin(engine) -> None:
+    """Make every SQLite transaction take the write lock when it begins.
+
+    Optuna pops a queued trial by reading it as WAITING and writing RUNNING in one transaction with
+    SELECT ... FOR UPDATE, which SQLite ignores: two workers could both read WAITING and both run the
+    trial (the second then failed to tell it). BEGIN IMMEDIATE serialises the read with the write,
+    so the second worker reads RUNNING and Optuna gives it another trial."""
+    from sqlalchemy import event
+
+    @event.listens_for(engine, "connect")
+    def _no_implicit_begin(dbapi_connection, _record):
+        dbapi_connection.isolation_level = None
+
+    @event.listens_for(engine, "begin")
+    def _begin_immediate(connection):
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+    engine.dispose()          # connections opened before the listeners existed are not reused

@@ -20,8 +20,6 @@ surplus, so a study of T trials ends with exactly T run, none twice.
 from __future__ import annotations
 
 import json
-import os
-import socket
 import time
 from dataclasses import dataclass, field
 
@@ -29,6 +27,7 @@ from .errors import TrialFailed, TunerError
 from .storage import open_storage, quiet
 from .strategies import STRATEGIES
 from .trials import config_key, trial_params
+from .workers import MarkingSampler, fail_zombies, is_dead
 
 ENQUEUE = 3          # the model's best predictions run first
 PARAMS_WAIT_S = 5.0  # how long a duplicate check waits for another worker to write its trial's parameters
@@ -103,7 +102,7 @@ class Study:
             raise TunerError(f"{problem.describe()}: no feasible configuration in its search space")
         self.storage = storage if storage is not None and not isinstance(storage, str) else open_storage(storage)
         self.name = name or default_study_name(problem, objective)
-        sampler = STRATEGIES[strategy](problem, self.predict, seed)
+        sampler = MarkingSampler(STRATEGIES[strategy](problem, self.predict, seed))
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         self.study = optuna.create_study(storage=self.storage, study_name=self.name, direction="minimize",
                                          sampler=sampler, load_if_exists=True)
@@ -143,12 +142,14 @@ class Study:
     def _earlier(self, trial) -> list:
         """The trials before ``trial``, once every running one among them has its configuration: another
         worker's ask creates its trial before it writes the parameters, and a check in between would
-        miss a duplicate (a worker killed in between is waited for PARAMS_WAIT_S at most)."""
+        miss a duplicate. A trial whose worker is dead is not waited for; one that dies unseen (on
+        another host) is waited for PARAMS_WAIT_S at most."""
         TrialState, names = _trial_state(), frozenset(self._distributions)
         deadline = time.monotonic() + PARAMS_WAIT_S
         while True:
             earlier = [t for t in self.study.get_trials(deepcopy=False) if t.number < trial.number]
-            writing = [t for t in earlier if t.state == TrialState.RUNNING and set(trial_params(t)) < names]
+            writing = [t for t in earlier if t.state == TrialState.RUNNING and set(trial_params(t)) < names
+                       and not is_dead(t)]
             if not writing or time.monotonic() > deadline:
                 return earlier
             time.sleep(0.02)
@@ -176,9 +177,6 @@ class Study:
         """Run one asked trial (``best``: the best time so far); returns 'ran', 'failed', 'pruned' or 'surplus'."""
         import optuna
 
-        if hasattr(self.storage, "record_heartbeat"):
-            self.storage.record_heartbeat(trial._trial_id)
-        trial.set_user_attr("worker", f"{socket.gethostname()}:{os.getpid()}")
         dup, ahead = self._tried(trial)
         if ahead >= self.trials:
             self._prune(trial, "surplus: the budget was filled by other workers")
@@ -217,6 +215,7 @@ class Study:
         bar = _progress(progress, trials, self.problem.describe())
         idle = 0
         with quiet():
+            fail_zombies(self.study)
             try:
                 while idle < MAX_IDLE_ASKS:
                     self._fail_stale()
@@ -234,8 +233,8 @@ class Study:
                     try:
                         what = self._one(self.study.ask(self._distributions), now.best)
                     except optuna.exceptions.UpdateFinishedTrialError:
-                        # on SQLite two workers can pop the same queued trial (its row lock is not
-                        # honoured); the other worker ran it, so this one asks again
+                        # a backend that does not honour the queued trial's row lock lets two workers
+                        # pop it (SQLite did, before storage._lock_on_begin); the other one runs it
                         what = "taken"
                     idle = 0 if what in ("ran", "failed") else idle + 1
                     if what == "surplus":

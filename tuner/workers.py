@@ -1,0 +1,97 @@
+"""Workers of one study: who holds a trial, and which trials belong to a worker that died.
+
+Every trial is marked with its worker (``host:pid``) and given a heartbeat the moment Optuna creates
+it, inside ``ask`` (the sampler's ``before_trial``), before any parameter is chosen. A RUNNING trial
+is a zombie when its worker is gone:
+
+* the worker ran on this host and its process no longer exists (found at once);
+* it carries no worker mark and is older than ``UNMARKED_S`` (the worker died in the microseconds
+  between Optuna creating the trial and marking it);
+* its heartbeat is older than the storage's grace period (any host; Optuna's own rule).
+
+Each worker fails the zombies when it starts, and re-queues a zombie's configuration where it had one,
+so a killed study resumes at once and the duplicate check never waits on a dead trial.
+"""
+from __future__ import annotations
+
+import os
+import socket
+from datetime import datetime
+
+import optuna
+
+UNMARKED_S = 5.0
+HOST = socket.gethostname()
+
+
+def worker_id() -> str:
+    return f"{HOST}:{os.getpid()}"
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:      # someone else's process: alive
+        return True
+    return True
+
+
+def is_dead(trial, now: datetime | None = None) -> bool:
+    """Whether a RUNNING trial's worker is known to be gone (see the module's rules)."""
+    if trial.state != optuna.trial.TrialState.RUNNING:
+        return False
+    worker = trial.user_attrs.get("worker")
+    if worker is None:
+        start = trial.datetime_start
+        return start is not None and ((now or datetime.now()) - start).total_seconds() > UNMARKED_S
+    host, _, pid = worker.rpartition(":")
+    return host == HOST and pid.isdigit() and int(pid) != os.getpid() and not _process_exists(int(pid))
+
+
+def fail_zombies(study) -> list[int]:
+    """Fail every RUNNING trial whose worker is dead and queue its configuration again; the numbers failed."""
+    storage, failed = study._storage, []
+    now = datetime.now()
+    for t in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
+        if not is_dead(t, now):
+            continue
+        storage.set_trial_user_attr(t._trial_id, "zombie", f"worker {t.user_attrs.get('worker', 'unmarked')} died")
+        try:
+            storage.set_trial_state_values(t._trial_id, optuna.trial.TrialState.FAIL)
+        except optuna.exceptions.UpdateFinishedTrialError:
+            continue                       # another worker got there first
+        failed.append(t.number)
+        if t.params:
+            study.enqueue_trial(dict(t.params), user_attrs={"queued_by": f"retry of trial {t.number} (worker died)"})
+    return failed
+
+
+class MarkingSampler(optuna.samplers.BaseSampler):
+    """A sampler that marks each new trial with this worker and a heartbeat before delegating to ``base``."""
+
+    def __init__(self, base: optuna.samplers.BaseSampler):
+        self.base = base
+
+    def before_trial(self, study, trial) -> None:
+        storage = study._storage
+        storage.set_trial_user_attr(trial._trial_id, "worker", worker_id())
+        if hasattr(storage, "record_heartbeat"):
+            storage.record_heartbeat(trial._trial_id)
+        self.base.before_trial(study, trial)
+
+    def infer_relative_search_space(self, study, trial):
+        return self.base.infer_relative_search_space(study, trial)
+
+    def sample_relative(self, study, trial, search_space):
+        return self.base.sample_relative(study, trial, search_space)
+
+    def sample_independent(self, study, trial, param_name, param_distribution):
+        return self.base.sample_independent(study, trial, param_name, param_distribution)
+
+    def after_trial(self, study, trial, state, values) -> None:
+        self.base.after_trial(study, trial, state, values)
+
+    def reseed_rng(self) -> None:
+        self.base.reseed_rng()
