@@ -122,6 +122,12 @@ class Inputs:
     case: dict = field(default_factory=dict)
     host: dict = field(default_factory=dict)   # numpy copies the reference needs
 
+    def with_host(self, seed: int, **host) -> "Inputs":
+        """These inputs as made from host data (``make_inputs``): the seed and the numpy copies kept."""
+        self.seed = seed
+        self.host.update(host)
+        return self
+
 
 class Kernel:
     """Base of every kernel and peer. Subclasses set the class attributes and implement
@@ -213,6 +219,11 @@ class Kernel:
     # subclasses
     def make_inputs(self, size: int, dtype: str = "float32", seed: int = 0, **case) -> Inputs:
         raise NotImplementedError
+
+    def bind(self, data: dict, dtype: str, **case) -> Inputs:
+        """Inputs around the caller's device arrays (``a``; ``b`` of a product, ``f`` of a filter, ``p`` of
+        a permutation, b[p[i]] = a[i]) with this kernel's own output and work arrays; no reference."""
+        raise KernelLaunchError(f"{self.name} does not run on a caller's arrays")
 
     def _run(self, inputs: Inputs, **params):
         raise NotImplementedError

@@ -70,8 +70,12 @@ class Convolution(Kernel):
             raise ParameterError("size", f"an n̄ x n̄ image needs a square size, got {size}")
         a = _random((nbar, nbar), dtype, seed)
         f = _random((2 * v + 1, 2 * v + 1), dtype, seed + 1)
-        arrays = {"a": cp.asarray(a), "f": cp.asarray(f), "out": cp.empty((nbar, nbar), dtype_of(dtype))}
-        return Inputs(size, dtype, seed, arrays, {"nbar": nbar, "v": v}, {"a": a, "f": f})
+        return self.bind({"a": cp.asarray(a), "f": cp.asarray(f)}, dtype).with_host(seed, a=a, f=f)
+
+    def bind(self, data, dtype, **case) -> Inputs:
+        nbar, v = data["a"].shape[0], data["f"].shape[0] // 2
+        arrays = {"a": data["a"], "f": data["f"], "out": cupy().empty((nbar, nbar), dtype_of(dtype))}
+        return Inputs(nbar * nbar, dtype, 0, arrays, {"nbar": nbar, "v": v})
 
     def _run(self, inputs, p, d, tile):
         nbar, v = inputs.case["nbar"], inputs.case["v"]
@@ -141,8 +145,12 @@ class MatMul(Kernel):
         if nbar * nbar != size:
             raise ParameterError("size", f"n̄ x n̄ matrices need a square size, got {size}")
         a, b = _random((nbar, nbar), dtype, seed), _random((nbar, nbar), dtype, seed + 1)
-        arrays = {"a": cp.asarray(a), "b": cp.asarray(b), "out": cp.empty((nbar, nbar), dtype_of(dtype))}
-        return Inputs(size, dtype, seed, arrays, {"nbar": nbar}, {"a": a, "b": b})
+        return self.bind({"a": cp.asarray(a), "b": cp.asarray(b)}, dtype).with_host(seed, a=a, b=b)
+
+    def bind(self, data, dtype, **case) -> Inputs:
+        nbar = data["a"].shape[0]
+        arrays = {"a": data["a"], "b": data["b"], "out": cupy().empty((nbar, nbar), dtype_of(dtype))}
+        return Inputs(nbar * nbar, dtype, 0, arrays, {"nbar": nbar})
 
     def _run(self, inputs, m, r, d):
         nbar = inputs.case["nbar"]

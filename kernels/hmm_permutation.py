@@ -76,10 +76,18 @@ class Designated(Kernel):
     def make_inputs(self, size, dtype="float32", seed=0, perm="random") -> Inputs:
         cp = cupy()
         p = perms.named(perm, size, seed)
-        idx = p if self.scatter else perms.inverse(p)
         a = _random_data(size, dtype, seed)
-        arrays = {"a": cp.asarray(a), "idx": cp.asarray(idx.astype(np.int32)), "out": cp.empty(size, dtype_of(dtype))}
-        return Inputs(size, dtype, seed, arrays, {"perm": perm}, {"a": a, "p": p})
+        return self.bind({"a": cp.asarray(a), "p": cp.asarray(p)}, dtype, perm=perm).with_host(seed, a=a, p=p)
+
+    def bind(self, data, dtype, perm="given") -> Inputs:
+        cp = cupy()
+        n = data["a"].size
+        idx = data["p"].astype(np.int32)
+        if not self.scatter:                       # a gather reads a[p^-1[i]]
+            inverse = cp.empty(n, np.int32)
+            inverse[idx] = cp.arange(n, dtype=np.int32)
+            idx = inverse
+        return Inputs(n, dtype, 0, {"a": data["a"], "idx": idx, "out": cp.empty(n, dtype_of(dtype))}, {"perm": perm})
 
     def _run(self, inputs, threads, ept, d):
         arr = inputs.arrays
@@ -181,11 +189,13 @@ class Transpose(Kernel):
     shared = "tile * (tile + 1) * itemsize"
 
     def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
-        cp = cupy()
-        nbar = _side(size)
+        _side(size)
         a = _random_data(size, dtype, seed)
-        return Inputs(size, dtype, seed, {"a": cp.asarray(a), "out": cp.empty(size, dtype_of(dtype))},
-                      {"nbar": nbar}, {"a": a})
+        return self.bind({"a": cupy().asarray(a)}, dtype).with_host(seed, a=a)
+
+    def bind(self, data, dtype, **case) -> Inputs:
+        n = data["a"].size
+        return Inputs(n, dtype, 0, {"a": data["a"].ravel(), "out": cupy().empty(n, dtype_of(dtype))}, {"nbar": _side(n)})
 
     def launch_plan(self, size, dtype, params, case):
         nbar = math.isqrt(size)

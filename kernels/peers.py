@@ -18,17 +18,28 @@ class CupyPeer(Kernel):
     def make_inputs(self, size, dtype="float32", seed=0, perm="random") -> Inputs:
         cp = cupy()
         a = np.random.default_rng(seed + 1_000_003).standard_normal(size).astype(dtype_of(dtype))
-        arrays = {"a": cp.asarray(a), "out": cp.empty(size, dtype_of(dtype))}
-        host = {"a": a}
+        data, host = {"a": cp.asarray(a)}, {"a": a}
         if self.op in ("scatter", "gather"):
-            p = perms.named(perm, size, seed)
-            arrays["idx"] = cp.asarray((p if self.op == "scatter" else perms.inverse(p)).astype(np.int64))
-            host["p"] = p
+            host["p"] = perms.named(perm, size, seed)
+            data["p"] = cp.asarray(host["p"])
+        return self.bind(data, dtype, perm=perm).with_host(seed, **host)
+
+    def bind(self, data, dtype, perm="given") -> Inputs:
+        cp = cupy()
+        size = data["a"].size
+        arrays = {"a": data["a"].ravel(), "out": cp.empty(size, dtype_of(dtype))}
+        if self.op in ("scatter", "gather"):
+            idx = data["p"].astype(np.int64)
+            if self.op == "gather":
+                arrays["idx"] = cp.empty(size, np.int64)
+                arrays["idx"][idx] = cp.arange(size, dtype=np.int64)
+            else:
+                arrays["idx"] = idx
         if self.op == "transpose":
             nbar = perms.square_side(size)
             arrays["a"] = arrays["a"].reshape(nbar, nbar)
             arrays["out"] = arrays["out"].reshape(nbar, nbar)
-        return Inputs(size, dtype, seed, arrays, {"perm": perm}, host)
+        return Inputs(size, dtype, 0, arrays, {"perm": perm})
 
     def _run(self, inputs):
         cp = cupy()
@@ -67,6 +78,9 @@ class ImagePeer(Kernel):
     def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
         return self.twin.make_inputs(size, dtype, seed, **case)
 
+    def bind(self, data, dtype, **case) -> Inputs:
+        return self.twin.bind(data, dtype, **case)
+
     def _run(self, inputs):
         cp = cupy()
         arr = inputs.arrays
@@ -98,10 +112,13 @@ class ReductionPeer(Kernel):
         self.name, self.op = name, op
 
     def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
-        cp = cupy()
         a = np.random.default_rng(seed).standard_normal(size).astype(dtype_of(dtype))
-        out = cp.empty(1 if self.op == "sum" else size, dtype_of(dtype))
-        return Inputs(size, dtype, seed, {"a": cp.asarray(a), "out": out}, dict(case), {"a": a})
+        return self.bind({"a": cupy().asarray(a)}, dtype, **case).with_host(seed, a=a)
+
+    def bind(self, data, dtype, **case) -> Inputs:
+        size = data["a"].size
+        out = cupy().empty(1 if self.op == "sum" else size, dtype_of(dtype))
+        return Inputs(size, dtype, 0, {"a": data["a"], "out": out}, dict(case))
 
     def _run(self, inputs):
         cp = cupy()
@@ -126,6 +143,11 @@ class SATPeer(Kernel):
         from .sat import SAT2R1W
 
         return SAT2R1W("sat_2r1w").make_inputs(size, dtype, seed)
+
+    def bind(self, data, dtype, **case) -> Inputs:
+        from .sat import SAT2R1W
+
+        return SAT2R1W("sat_2r1w").bind(data, dtype)
 
     def _run(self, inputs):
         cp = cupy()

@@ -40,18 +40,20 @@ class SAT(Kernel):
         self.name = name
 
     def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
-        cp = cupy()
         nbar = math.isqrt(size)
         if nbar * nbar != size:
             raise ParameterError("size", f"an n̄ x n̄ matrix needs a square size, got {size}")
-        tiles = -(-nbar // W)
         a = np.random.default_rng(seed).standard_normal((nbar, nbar)).astype(dtype_of(dtype))
-        dt = dtype_of(dtype)
-        arrays = {"a": cp.asarray(a), "out": cp.empty((nbar, nbar), dt), "tmp": cp.empty((nbar, nbar), dt),
+        return self.bind({"a": cupy().asarray(a)}, dtype).with_host(seed, a=a)
+
+    def bind(self, data, dtype, **case) -> Inputs:
+        cp = cupy()
+        nbar, tiles, dt = data["a"].shape[0], -(-data["a"].shape[0] // W), dtype_of(dtype)
+        arrays = {"a": data["a"], "out": cp.empty((nbar, nbar), dt), "tmp": cp.empty((nbar, nbar), dt),
                   "colsum": cp.zeros((tiles, nbar), dt), "rowsum": cp.zeros((tiles, nbar), dt),
                   "colc": cp.zeros((tiles, nbar), dt), "rowc": cp.zeros((tiles, nbar), dt),
                   "corner": cp.zeros((tiles, tiles), dt)}
-        return Inputs(size, dtype, seed, arrays, {"nbar": nbar, "tiles": tiles}, {"a": a})
+        return Inputs(nbar * nbar, dtype, 0, arrays, {"nbar": nbar, "tiles": tiles})
 
     def reference(self, inputs):
         return np.cumsum(np.cumsum(inputs.host["a"].astype(np.float64), axis=0), axis=1)
@@ -331,8 +333,8 @@ class SAT1R1WLookback(SAT):
                        rounds=2 * chunks, shared_wavefronts=chunks * 4 * R * C // 32 * max(1, e // 4),
                        chain=strips - 1, atomics=1, arguments=(4, 2), source=SOURCE))
 
-    def make_inputs(self, size, dtype="float32", seed=0, **case):
-        inputs = super().make_inputs(size, dtype, seed, **case)
+    def bind(self, data, dtype, **case):
+        inputs = super().bind(data, dtype, **case)
         nbar = inputs.case["nbar"]
         inputs.arrays.update(lookback_arrays(-(-nbar // self.MIN_STRIP) * nbar, dtype))
         return inputs

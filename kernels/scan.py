@@ -46,13 +46,16 @@ class _ScanBase(Kernel):
     algorithm = "sum"
 
     def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
-        cp = cupy()
         self.check_size(size)
         a = _data(size, dtype, seed)
+        return self.bind({"a": cupy().asarray(a)}, dtype, **case).with_host(seed, a=a)
+
+    def bind(self, data, dtype, **case) -> Inputs:
+        cp = cupy()
+        size = data["a"].size
         out = 1 if self.algorithm == "sum" else size
-        arrays = {"a": cp.asarray(a), "out": cp.empty(out, dtype_of(dtype)),
-                  "work": cp.empty(2 * size, dtype_of(dtype))}
-        return Inputs(size, dtype, seed, arrays, dict(case), {"a": a})
+        arrays = {"a": data["a"], "out": cp.empty(out, dtype_of(dtype)), "work": cp.empty(2 * size, dtype_of(dtype))}
+        return Inputs(size, dtype, 0, arrays, dict(case))
 
     def check_size(self, size):
         pass
@@ -245,9 +248,9 @@ class LookbackScan(_ScanBase):
                             accesses=(Access("a", size * e), Access("status", status), Access("out", size * e, write=True)),
                             rounds=1, chain=0, atomics=1, arguments=(4, 2), source=SOURCE)))
 
-    def make_inputs(self, size, dtype="float32", seed=0, **case):
-        inputs = super().make_inputs(size, dtype, seed, **case)
-        inputs.arrays.update(lookback_arrays(-(-size // 256), dtype))   # enough for the smallest tile
+    def bind(self, data, dtype, **case):
+        inputs = super().bind(data, dtype, **case)
+        inputs.arrays.update(lookback_arrays(-(-inputs.size // 256), dtype))   # enough for the smallest tile
         return inputs
 
     def reference(self, inputs):

@@ -436,9 +436,11 @@ def test_cli_tune_then_lookup(run_cli, tmp_path):
     answer = json.loads(out)
     assert code == 0 and answer["source"] == "measured" and answer["device"] == "Test GPU"
     assert answer["params"] == result["best_params"]
-    code, out, err = run_cli("lookup", "sat_1pr1w", "--n", str(2048 ** 2), "--json")
-    assert json.loads(out)["source"] == "nearest"
-    code, out, err = run_cli("lookup", "hmm_transpose", "--n", str(1 << 20))
+    code, out, err = run_cli("lookup", "sat_1pr1w", "--n", str(2048 ** 2), "--json", "--no-shipped")
+    assert json.loads(out)["source"] == "nearest" and json.loads(out)["device"] == "Test GPU"
+    code, out, err = run_cli("lookup", "sat_1pr1w", "--n", str(2048 ** 2), "--json")   # the shipped H100 table
+    assert json.loads(out)["source"] == "measured" and json.loads(out)["device"] == "NVIDIA H100 80GB HBM3"
+    code, out, err = run_cli("lookup", "hmm_transpose", "--n", str(1 << 20), "--no-shipped")
     assert code == 0 and "source: model" in out
     code, out, err = run_cli("tune", "sat_1pr1w", "--n", "100", "--objective", "measure")
     assert code == 2 and err.count("\n") == 1

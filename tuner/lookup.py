@@ -10,7 +10,9 @@ that device, said so) or ``model`` (no record: the model's best prediction).
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -113,15 +115,23 @@ class LookupTable:
         frame = frame.sort_values("median_ms").drop_duplicates(KEY, keep="first").sort_values(KEY)
         return cls(frame.reset_index(drop=True))
 
+    @classmethod
+    def shipped(cls) -> "LookupTable":
+        """The measured tables that ship with the package (one per device the project measured)."""
+        return cls.merge(*(cls.read(p) for p in shipped_paths())) if shipped_paths() else cls()
+
     def query(self, kernel: str, size: int, dtype: str = "float32", device: str | None = None,
-              case: dict | None = None) -> Answer | None:
-        """The recorded best for this size, else the nearest recorded size (on a log scale); None if nothing."""
+              case: dict | None = None, nearest: bool = True) -> Answer | None:
+        """The recorded best for this size, else (``nearest``) the nearest recorded size on a log scale;
+        None if nothing. ``device`` matches any part of the recorded name, ignoring case and punctuation."""
         f = self.frame
         rows = f[(f.kernel == kernel) & (f.dtype == dtype)]
         if case is not None:
             rows = rows[rows["case"] == json.dumps(case, sort_keys=True)]
         if device:
-            rows = rows[rows.device.str.lower().str.contains(device.lower(), regex=False)]
+            rows = rows[rows.device.map(lambda d: device_matches(device, d)).astype(bool)]
+        if not nearest:
+            rows = rows[rows["size"] == size]
         if rows.empty:
             return None
         import numpy as np
@@ -136,14 +146,54 @@ class LookupTable:
                       "measured" if exact else "nearest", int(row["size"]))
 
 
-def lookup(problem, table: LookupTable, calibration, device: str | None = None) -> Answer:
-    """The answer of a lookup: a record if there is one, else the model's best predicted configuration."""
-    found = table.query(problem.kernel.name, problem.size, problem.dtype, device, problem.case)
+def shipped_paths() -> list[Path]:
+    from importlib import resources
+
+    folder = resources.files("tuner").joinpath("tables")
+    return sorted(Path(str(p)) for p in folder.iterdir() if p.name.endswith(".csv")) if folder.is_dir() else []
+
+
+def device_matches(asked: str, recorded: str) -> bool:
+    """'H100', 'h100', 'nvidia-h100' and 'NVIDIA H100 80GB HBM3' all name the H100."""
+    squeeze = lambda s: re.sub(r"[^a-z0-9]", "", str(s).lower())  # noqa: E731
+    return squeeze(asked) in squeeze(recorded)
+
+
+def _recorded(problem, tables: list, device: str | None) -> Answer | None:
+    """This size before the nearest; at each, the problem's own rows (user's table first), then, for a
+    family whose row names a candidate it leaves out, its candidates' own rows."""
+    for nearest in (False, True):
+        for t in tables:
+            found = t.query(problem.name, problem.size, problem.dtype, device, problem.case, nearest=nearest)
+            if found and problem.accepts(found.params):
+                return found
+        found = _fastest_candidate(problem, tables, device, nearest)
+        if found:
+            return found
+    return None
+
+
+def _fastest_candidate(problem, tables: list, device: str | None, nearest: bool) -> Answer | None:
+    candidates = getattr(problem, "candidates", {})
+    answers = [a for name, member in candidates.items() for t in tables
+               if (a := t.query(name, problem.size, problem.dtype, device, member.case, nearest=nearest))]
+    if not answers:
+        return None
+    best = min(answers, key=lambda a: (abs(math.log(a.recorded_size / problem.size)), a.median_ms))
+    return Answer(problem.name, problem.size, problem.dtype, best.device, {"algorithm": best.kernel, **best.params},
+                  best.median_ms, None, best.source, best.recorded_size)
+
+
+def lookup(problem, table: LookupTable, model, device: str | None = None, shipped: bool = True) -> Answer:
+    """The answer of a lookup (a kernel or a family): the user's table, then the shipped ones, at this
+    size; else the nearest recorded size; else the model's best predicted configuration (for a family,
+    over every algorithm)."""
+    found = _recorded(problem, [table, LookupTable.shipped()] if shipped else [table], device)
     if found:
         return found
-    points = problem.points()
-    if not points:
-        raise ParameterError("name", f"{problem.describe()}: no feasible configuration")
-    predict = lambda p: calibration.predict_ms(problem.kernel, problem.size, problem.dtype, p, problem.case)  # noqa: E731
-    best = min(points, key=predict)
-    return Answer(problem.kernel.name, problem.size, problem.dtype, device, best, None, predict(best), "model")
+    predicted = [(problem.predict_ms(model, p), p) for p in problem.points()]
+    predicted = [(ms, p) for ms, p in predicted if math.isfinite(ms)]
+    if not predicted:
+        raise ParameterError("name", f"{problem.describe()}: no feasible configuration the model can predict")
+    ms, best = min(predicted, key=lambda item: item[0])
+    return Answer(problem.name, problem.size, problem.dtype, device, problem.readable(best), None, ms, "model")

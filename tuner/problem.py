@@ -73,6 +73,41 @@ class Problem:
         case = "".join(f", {k}={v}" for k, v in self.case.items())
         return f"{self.kernel.name} (size {self.size}, {self.dtype}{case})"
 
+    # -- what a study asks of any problem (a kernel here, a family in tuner.family) ---------------
+    @property
+    def name(self) -> str:
+        return self.kernel.name
+
+    def suggest(self, trial) -> dict:
+        """The trial's configuration, suggested parameter by parameter (the strategy's choice)."""
+        return {k: trial.suggest_categorical(k, d.choices) for k, d in self.distributions().items()}
+
+    def complete(self, params: dict) -> bool:
+        """Whether ``params`` (a trial's, possibly still being written) names a whole configuration."""
+        return set(params) >= set(self.space.params)
+
+    def configuration(self, params: dict) -> dict:
+        """The configuration an objective runs (defaults filled, every value checked)."""
+        return self.kernel.check_params(params)
+
+    def predict_ms(self, model, params: dict) -> float:
+        return model.predict_ms(self.kernel, self.size, self.dtype, params, self.case)
+
+    def lower_bound_ms(self, model, params: dict) -> float:
+        return model.lower_bound_ms(self.kernel, self.size, self.dtype, params, self.case)
+
+    def baselines(self) -> list[dict]:
+        """Configurations every study runs first whatever the model says (a family's peers)."""
+        return []
+
+    def readable(self, params: dict) -> dict:
+        """A trial's configuration as a user reads and a lookup table keeps it."""
+        return dict(params)
+
+    def accepts(self, readable: dict) -> bool:
+        """Whether a recorded configuration (as :meth:`readable` writes it) is one of this problem's."""
+        return True
+
 
 def problem(name: str, size: int, dtype: str = "float32", **case) -> Problem:
     """The tuning problem of kernel ``name``; unknown names, sizes and cases are ParameterErrors."""

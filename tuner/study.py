@@ -11,7 +11,8 @@ A trial ends in one of three states:
 * FAIL — the configuration failed: compile, launch, out of memory, time limit or a wrong
   result; ``fail_reason`` says which. Failed trials count against the budget: they were run;
 * PRUNED — never run: infeasible, a duplicate of a configuration another trial holds, ruled out
-  by the lower bound, or surplus to the budget; ``prune_reason`` says which.
+  by the lower bound (a whole algorithm of a family once its lowest bound exceeds the best measured
+  time), or surplus to the budget; ``prune_reason`` says which.
 
 The budget is the number of COMPLETE and FAIL trials. With several workers, a worker stops when
 the finished and running trials fill the budget, and a trial created beyond it is pruned as
@@ -20,6 +21,7 @@ surplus, so a study of T trials ends with exactly T run, none twice.
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -66,7 +68,7 @@ class _Progress:
 
 def default_study_name(problem, objective) -> str:
     case = "".join(f",{k}={v}" for k, v in sorted(problem.case.items()))
-    return f"{problem.kernel.name}:{problem.dtype}:n={problem.size}{case}:{objective.name}@{objective.device}"
+    return f"{problem.name}:{problem.dtype}:n={problem.size}{case}:{objective.name}@{objective.device}"
 
 
 @dataclass
@@ -82,6 +84,8 @@ class StudyResult:
     peer_ms: float | None
     states: dict = field(default_factory=dict)
     measured_order: list = field(default_factory=list)    # time of each run configuration, in trial order
+    by_algorithm: dict = field(default_factory=dict)      # algorithm -> {"ms", "params", "runs"} of its best run
+    ruled_out: dict = field(default_factory=dict)         # algorithm -> lowest lower bound (ms), above the best
 
     def to_dict(self) -> dict:
         return {k: v for k, v in self.__dict__.items() if k != "measured_order"}
@@ -97,7 +101,7 @@ class Study:
         if strategy not in STRATEGIES:
             raise TunerError(f"strategy: must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
         self.problem, self.objective, self.calibration, self.guide = problem, objective, calibration, guide
-        self.points, self._distributions = problem.points(), problem.distributions()
+        self.points = problem.points()
         if not self.points:
             raise TunerError(f"{problem.describe()}: no feasible configuration in its search space")
         self.storage = storage if storage is not None and not isinstance(storage, str) else open_storage(storage)
@@ -107,26 +111,44 @@ class Study:
         self.study = optuna.create_study(storage=self.storage, study_name=self.name, direction="minimize",
                                          sampler=sampler, load_if_exists=True)
         self._describe()
-        self._point_keys = frozenset(config_key(p) for p in self.points)
+        self._groups: dict[str, list[dict]] = {}
+        for point in self.points:
+            self._groups.setdefault(self._algorithm(point), []).append(point)
+        self._ruled_out: dict[str, float] = {}      # algorithm -> its lowest lower bound, above a measured time
 
     # -- the model ------------------------------------------------------------------------------
     def predict(self, params: dict) -> float:
-        p = self.problem
-        return self.calibration.predict_ms(p.kernel, p.size, p.dtype, params, p.case)
+        return self.problem.predict_ms(self.calibration, params)
 
     def lower_bound(self, params: dict) -> float:
-        p = self.problem
-        return self.calibration.lower_bound_ms(p.kernel, p.size, p.dtype, params, p.case)
+        return self.problem.lower_bound_ms(self.calibration, params)
+
+    def _algorithm(self, params: dict) -> str:
+        return self.problem.readable(params).get("algorithm", self.problem.name)
+
+    def _rule_out(self, algorithm: str, best: float) -> bool:
+        """Rule a whole algorithm out when even its lowest lower bound exceeds the best measured time."""
+        if algorithm not in self._ruled_out:
+            floor = min(self.lower_bound(p) for p in self._groups.get(algorithm, [{}]))
+            if floor <= best:
+                return False
+            self._ruled_out[algorithm] = floor
+        return True
+
+    def _open_points(self) -> frozenset:
+        return frozenset(config_key(p) for a, group in self._groups.items() if a not in self._ruled_out for p in group)
 
     def _describe(self) -> None:
         attrs = self.study.user_attrs
         if "kernel" in attrs:
             return
         p = self.problem
-        for key, value in {"kernel": p.kernel.name, "size": p.size, "dtype": p.dtype, "case": json.dumps(p.case),
+        for key, value in {"kernel": p.name, "size": p.size, "dtype": p.dtype, "case": json.dumps(p.case),
                            "objective": self.objective.name, "device": self.objective.device,
                            "calibration": self.calibration.device, "unit": "milliseconds (median)"}.items():
             self.study.set_user_attr(key, value)
+        for params in p.baselines():
+            self.study.enqueue_trial(params, user_attrs={"queued_by": "peer: the time to beat"}, skip_if_exists=True)
         if self.guide:
             for params in sorted(self.points, key=self.predict)[:ENQUEUE]:
                 self.study.enqueue_trial(params, user_attrs={"queued_by": "model prediction"}, skip_if_exists=True)
@@ -144,11 +166,11 @@ class Study:
         worker's ask creates its trial before it writes the parameters, and a check in between would
         miss a duplicate. A trial whose worker is dead is not waited for; one that dies unseen (on
         another host) is waited for PARAMS_WAIT_S at most."""
-        TrialState, names = _trial_state(), frozenset(self._distributions)
+        TrialState = _trial_state()
         deadline = time.monotonic() + PARAMS_WAIT_S
         while True:
             earlier = [t for t in self.study.get_trials(deepcopy=False) if t.number < trial.number]
-            writing = [t for t in earlier if t.state == TrialState.RUNNING and set(trial_params(t)) < names
+            writing = [t for t in earlier if t.state == TrialState.RUNNING and not self.problem.complete(trial_params(t))
                        and not is_dead(t)]
             if not writing or time.monotonic() > deadline:
                 return earlier
@@ -184,16 +206,21 @@ class Study:
         if dup is not None:
             self._prune(trial, f"duplicate of trial {dup}", duplicate_of=dup)
             return "pruned"
+        algorithm = self._algorithm(trial.params)
+        if algorithm in self._ruled_out:
+            self._prune(trial, f"ruled out: {algorithm} runs no faster than {self._ruled_out[algorithm]:.4g} ms")
+            return "pruned"
         reason = self.problem.violation(dict(trial.params))
         if reason:
             self._prune(trial, f"infeasible: {reason}")
             return "pruned"
-        params = self.problem.kernel.check_params(trial.params)
+        params = self.problem.configuration(trial.params)
         predicted, bound = self.predict(params), self.lower_bound(params)
-        trial.set_user_attr("predicted_ms", predicted)
+        trial.set_user_attr("predicted_ms", predicted if math.isfinite(predicted) else None)
         trial.set_user_attr("lower_bound_ms", bound)
         if self.guide and best is not None and bound > best:
-            self._prune(trial, f"lower bound {bound:.4g} ms exceeds the best measured {best:.4g} ms")
+            whole = f"; {algorithm} is ruled out" if self._rule_out(algorithm, best) else ""
+            self._prune(trial, f"lower bound {bound:.4g} ms exceeds the best measured {best:.4g} ms{whole}")
             return "pruned"
         try:
             outcome = self.objective(params)
@@ -228,10 +255,12 @@ class Study:
                             break
                         time.sleep(0.5)           # another worker's trial may still fail to count
                         continue
-                    if self._point_keys <= now.tried:
+                    if self._open_points() <= now.tried:
                         break                         # every feasible configuration has run or was ruled out
                     try:
-                        what = self._one(self.study.ask(self._distributions), now.best)
+                        trial = self.study.ask()
+                        self.problem.suggest(trial)
+                        what = self._one(trial, now.best)
                     except optuna.exceptions.UpdateFinishedTrialError:
                         # a backend that does not honour the queued trial's row lock lets two workers
                         # pop it (SQLite did, before storage._lock_on_begin); the other one runs it
@@ -253,10 +282,27 @@ class Study:
                                                                             TrialState.PRUNED)}
         return StudyResult(
             study=self.name, problem=self.problem.describe(), device=self.objective.device,
-            objective=self.objective.name, best_params=dict(best.params) if best else None,
-            best_ms=best.value if best else None, predicted_ms=self.predict(best.params) if best else None,
+            objective=self.objective.name, best_params=self.problem.readable(best.params) if best else None,
+            best_ms=best.value if best else None, predicted_ms=_finite(self.predict(best.params)) if best else None,
             peer=self.problem.peer, peer_ms=self.objective.peer_ms() if best else None, states=states,
-            measured_order=[t.value for t in sorted(complete, key=lambda t: t.number)])
+            measured_order=[t.value for t in sorted(complete, key=lambda t: t.number)],
+            by_algorithm=self._by_algorithm(trials), ruled_out=dict(self._ruled_out))
+
+    def _by_algorithm(self, trials) -> dict:
+        """Each algorithm's best run (a kernel study has one algorithm, the kernel)."""
+        out = {}
+        for t in sorted((t for t in trials if counted(t)), key=lambda t: t.number):
+            readable = self.problem.readable(t.params)
+            name = readable.pop("algorithm", self.problem.name)
+            entry = out.setdefault(name, {"ms": None, "params": None, "runs": 0})
+            entry["runs"] += 1
+            if t.value is not None and (entry["ms"] is None or t.value < entry["ms"]):
+                entry.update(ms=t.value, params=readable)
+        return out
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
 
 
 class _NoBar:

@@ -6,7 +6,8 @@ from pathlib import Path
 from .model import DEFAULT_DEVICE, load_model
 from .errors import TunerError
 from .lookup import LookupTable
-from .objectives import Grid, MeasureObjective, ModelObjective, ReplayObjective
+from .family import FamilyProblem
+from .objectives import FamilyObjective, Grid, MeasureObjective, ModelObjective, ReplayObjective
 from .problem import Problem
 from .study import Study, StudyResult
 
@@ -25,13 +26,29 @@ def gpu_available() -> bool:
         return False
 
 
-def make_objective(problem: Problem, kind: str, grid: str | None = None, repeats: int = 20,
+def make_objective(problem, kind: str, grid: str | None = None, repeats: int = 20,
                    time_limit_ms: float = 2000.0, calibration: str | None = None):
     """``measure`` (GPU), ``model``, ``replay`` (a recorded grid), or ``auto``: measure where there is a GPU.
     ``calibration`` (a file) replaces the model objective's default, the physical model on the shipped
-    H100 machine file, by that fitted refinement."""
+    H100 machine file, by that fitted refinement. A family problem gets one objective of that kind
+    per candidate algorithm; the objective's ``problem`` is the one it can time."""
     if kind == "auto":
         kind = "measure" if gpu_available() else "model"
+    if kind not in ("measure", "model", "replay"):
+        raise TunerError(f"objective: must be one of measure, model, replay, auto; got {kind!r}")
+    shared = {"grid": Grid.read(grid or DEFAULT_GRID)} if kind == "replay" else {}
+    if kind == "model":
+        shared["model"] = load_model(MODEL_DEVICE, calibration)
+
+    def one(member):
+        return _objective(member, kind, shared, repeats, time_limit_ms)
+
+    if isinstance(problem, FamilyProblem):
+        return FamilyObjective(problem, one, eager=kind != "measure")
+    return one(problem)
+
+
+def _objective(problem: Problem, kind: str, shared: dict, repeats: int, time_limit_ms: float):
     if kind == "measure":
         from kernels import GPUUnavailableError
 
@@ -40,23 +57,31 @@ def make_objective(problem: Problem, kind: str, grid: str | None = None, repeats
         except GPUUnavailableError as exc:
             raise TunerError(f"objective measure: {exc}; use --objective model (or replay) without a GPU") from None
     if kind == "replay":
-        return ReplayObjective(problem, Grid.read(grid or DEFAULT_GRID))
-    if kind == "model":
-        return ModelObjective(problem, load_model(MODEL_DEVICE, calibration))
-    raise TunerError(f"objective: must be one of measure, model, replay, auto; got {kind!r}")
+        return ReplayObjective(problem, shared["grid"])
+    if problem.kernel.peer:
+        raise TunerError(f"{problem.kernel.name} is CuPy's own operation: the model cannot time it")
+    return ModelObjective(problem, shared["model"])
 
 
-def tune(problem: Problem, objective: str = "auto", trials: int = 30, storage: str | None = None,
+def tune(problem, objective: str = "auto", trials: int = 30, storage: str | None = None,
          study: str | None = None, strategy: str = "model", seed: int | None = None, progress: bool = False,
          grid: str | None = None, table: str | None = None, calibration: str | None = None,
          repeats: int = 20) -> StudyResult:
-    """Run (or resume) a study and record its best measured configuration in the lookup table."""
+    """Run (or resume) a study of a kernel or a family and record its best measured configuration (for a
+    family, also each algorithm's best) in the lookup table."""
     obj = make_objective(problem, objective, grid, repeats, calibration=calibration)
-    cal = obj.calibration if obj.name == "model" else load_model(obj.device, calibration)
+    problem = obj.problem
+    cal = load_model(MODEL_DEVICE if obj.name == "model" else obj.device, calibration)
     result = Study(problem, obj, cal, storage=storage, name=study, strategy=strategy, seed=seed).run(trials, progress)
     if result.best_params is not None and obj.name != "model":
         lookup = LookupTable.read(table)
-        lookup.record(device=result.device, kernel=problem.kernel.name, dtype=problem.dtype, size=problem.size,
+        for name, best in result.by_algorithm.items():
+            member = getattr(problem, "candidates", {}).get(name)
+            if member is not None and best["ms"] is not None:
+                lookup.record(device=result.device, kernel=name, dtype=problem.dtype, size=problem.size,
+                              case=member.case, params=best["params"], median_ms=best["ms"],
+                              objective=obj.name, study=result.study)
+        lookup.record(device=result.device, kernel=problem.name, dtype=problem.dtype, size=problem.size,
                       case=problem.case, params=result.best_params, median_ms=result.best_ms,
                       predicted_ms=result.predicted_ms, peer=result.peer, peer_ms=result.peer_ms,
                       objective=obj.name, study=result.study)

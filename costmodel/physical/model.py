@@ -56,10 +56,14 @@ class PhysicalModel:
         return self.predict(kernel, size, dtype, params, case).ms
 
     def lower_bound_ms(self, kernel, size: int, dtype: str, params: dict, case: dict | None = None) -> float:
-        """The compulsory bytes at copy bandwidth: no configuration runs faster."""
+        """No configuration runs faster: the compulsory bytes at copy bandwidth, plus the measured device
+        gap between each two of the plan's launches (a dependent launch cannot start sooner)."""
         if kernel.memory == "shared":
             return 0.0
-        return kernel.compulsory_bytes(size, np.dtype(dtype).itemsize) / self.machine["copy_bandwidth"] * 1e-6
+        params, case = kernel.check_params(params), {**kernel.default_case, **(case or {})}
+        launches = len(kernel.launch_plan(size, dtype, params, case).launches)
+        traffic = kernel.compulsory_bytes(size, np.dtype(dtype).itemsize) / self.machine["copy_bandwidth"] * 1e-6
+        return traffic + (launches - 1) * self.machine["launch_gap"] * 1e-3
 
     def _dmm_ms(self, kernel, size, params, case) -> float:
         entry = kernel.cost_entry()

@@ -35,7 +35,8 @@ def parse_case(items: list[str]) -> dict:
 
 def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments naming a tuning problem: a kernel, its size, dtype and case values."""
-    parser.add_argument("name", help="kernel name (an unknown name lists them all)")
+    parser.add_argument("name", help="a family (sat, prefix_sums, sum, permutation, transpose, conv, matmul: every "
+                                     "algorithm and CuPy's own) or one kernel; an unknown name lists them all")
     parser.add_argument("--n", type=positive, required=True, help="problem size (elements; n̄² for matrices)")
     parser.add_argument("--dtype", default="float32", choices=("float32", "float64"))
     parser.add_argument("--case", action="append", default=[], metavar="NAME=VALUE",
@@ -43,10 +44,10 @@ def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def problem_from(args):
-    """The tuner's problem the arguments of :func:`add_problem_arguments` name."""
+    """The tuner's problem the arguments of :func:`add_problem_arguments` name: a family or a kernel."""
     import tuner
 
-    return tuner.problem(args.name, args.n, args.dtype, **parse_case(args.case))
+    return tuner.problem_of(args.name, args.n, args.dtype, **parse_case(args.case))
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:

@@ -4,13 +4,16 @@ from __future__ import annotations
 from .common import add_json_flag, add_problem_arguments, print_json, problem_from
 
 NAME = "lookup"
-HELP = "the best recorded parameters for a kernel and size (measured, nearest size, or the model's pick)"
+HELP = ("the best recorded algorithm and parameters for a family or kernel and size (measured, nearest size, "
+        "or the model's pick)")
 
 
 def add_arguments(parser):
     add_problem_arguments(parser)
     parser.add_argument("--device", default=None, help="device name or part of it (default: any)")
     parser.add_argument("--table", default=None, help="lookup table CSV/Parquet (default: in the data directory)")
+    parser.add_argument("--no-shipped", action="store_true",
+                        help="ignore the measured tables that ship with memtune (read after yours by default)")
     parser.add_argument("--calibration", default=None, help="fitted calibration TOML for the model's pick (default: the physical model)")
     add_json_flag(parser)
 
@@ -20,7 +23,8 @@ def run(args) -> int:
 
     problem = problem_from(args)
     cal = tuner.load_model(args.device, args.calibration)
-    answer = tuner.lookup(problem, tuner.LookupTable.read(args.table, must_exist=args.table is not None), cal, args.device)
+    answer = tuner.lookup(problem, tuner.LookupTable.read(args.table, must_exist=args.table is not None), cal,
+                          args.device, shipped=not args.no_shipped)
     if args.json:
         print_json(answer.to_dict())
         return 0

@@ -4,7 +4,8 @@ from __future__ import annotations
 from .common import add_json_flag, add_problem_arguments, positive, print_json, problem_from
 
 NAME = "tune"
-HELP = "tune a kernel's parameters (block size, d, p, m, r, ...) in an Optuna study guided by the cost model"
+HELP = ("tune a family (the algorithm and its parameters) or one kernel's parameters (block size, d, p, m, r, ...) "
+        "in an Optuna study guided by the cost model")
 
 
 def add_arguments(parser):
@@ -58,4 +59,17 @@ def summary(result) -> str:
     if result.peer_ms and result.best_ms:
         rows.append(("speed-up over the peer", f"{result.peer_ms / result.best_ms:.2f}x"))
     width = max(len(k) for k, _ in rows)
-    return "\n".join(lines + [f"  {k:<{width}}  {v}" for k, v in rows])
+    return "\n".join(lines + [f"  {k:<{width}}  {v}" for k, v in rows] + _algorithms(result))
+
+
+def _algorithms(result) -> list[str]:
+    """A family study's candidates: each one's best run, or why it never ran."""
+    if "algorithm" not in (result.best_params or {}):
+        return []
+    lines = ["  by algorithm:"]
+    for name, best in sorted(result.by_algorithm.items(), key=lambda kv: kv[1]["ms"] or float("inf")):
+        lines.append(f"    {name:<30} {best['ms']:.4f} ms best of {best['runs']} run(s)" if best["ms"] else
+                     f"    {name:<30} failed ({best['runs']} run(s))")
+    for name, floor in result.ruled_out.items():
+        lines.append(f"    {name:<30} ruled out: its lower bound {floor:.4f} ms exceeds the best")
+    return lines

@@ -6,7 +6,8 @@ The correction is a Bayesian ridge regression of log(measured / predicted) on on
 than the model said makes every configuration with that value rank lower. Each proposal draws the
 correction from its posterior (Thompson sampling), so values never measured keep some chance of
 being tried while the measured good ones are exploited. Configurations the model cannot tell apart
-are ordered by a seeded jitter of one percent. Infeasible points are never proposed: the
+are ordered by a seeded jitter of one percent. A candidate the model cannot predict (a family's
+CuPy peer) is never proposed: the study runs it first by itself. Infeasible points are never proposed: the
 candidates are the feasible points of the space.
 """
 from __future__ import annotations
@@ -29,7 +30,7 @@ class ModelGuidedSampler(optuna.samplers.BaseSampler):
         points = problem.points()
         self.distributions = problem.distributions()
         self.points = points
-        self.names = list(points[0]) if points else []
+        self.names = sorted({k for p in points for k in p})     # a family's points differ in their keys
         rng = np.random.default_rng(seed)
         self.rng = rng
         self.prior = np.log([max(predict(p), 1e-12) for p in points]) + JITTER * rng.standard_normal(len(points))
@@ -37,12 +38,12 @@ class ModelGuidedSampler(optuna.samplers.BaseSampler):
         self._fallback = optuna.samplers.RandomSampler(seed=seed)
 
     def _indicators(self, points):
-        self.columns = sorted({(k, config_key(p[k])) for p in points for k in self.names})
+        self.columns = sorted({(k, config_key(p[k])) for p in points for k in p})
         index = {c: i for i, c in enumerate(self.columns)}
         x = np.zeros((len(points), len(self.columns) + 1))
         x[:, -1] = 1.0
         for row, p in enumerate(points):
-            for k in self.names:
+            for k in p:
                 x[row, index[(k, config_key(p[k]))]] = 1.0
         return x
 
@@ -72,11 +73,11 @@ class ModelGuidedSampler(optuna.samplers.BaseSampler):
         tried, done = set(), []
         for t in study.get_trials(deepcopy=False):
             params = trial_params(t)
-            i = index.get(config_key({k: params.get(k) for k in self.names}))
+            i = index.get(config_key({k: v for k, v in params.items() if k in self.names}))
             if i is None or t.number == trial.number:
                 continue
             tried.add(i)
-            if t.state == TrialState.COMPLETE and t.value is not None and t.value > 0:
+            if t.state == TrialState.COMPLETE and t.value is not None and t.value > 0 and math.isfinite(self.prior[i]):
                 done.append((i, t.value))
         score = self.prior + self._correction(done)
         for i in tried:

@@ -1,0 +1,165 @@
+"""Run a problem on the caller's arrays with the best configuration known for this device.
+
+``memtune.run("sat", a)`` (or ``memtune.sat(a)``) picks the algorithm and parameters from the lookup
+tables (the user's, then the measured tables shipped with memtune) for this GPU, dtype and size
+(the nearest recorded size where this one is not recorded, else the physical model's pick) and runs
+it. Algorithms that need work per input beyond the run (the scheduled permutation's schedule takes
+seconds) are left out. The choice is remembered per (problem, size, dtype, case, device) for the
+life of the process (:func:`forget` clears it), so a warm call costs a dictionary lookup.
+
+Without a GPU the same call computes with numpy on the CPU, and says so once.
+"""
+from __future__ import annotations
+
+import functools
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from costmodel.errors import ParameterError
+
+# what each family takes: (array names, dimensions of "a")
+INPUTS = {"sat": (("a",), 2), "prefix_sums": (("a",), 1), "sum": (("a",), 1), "permutation": (("a", "p"), 1),
+          "transpose": (("a",), 2), "conv": (("a", "f"), 2), "matmul": (("a", "b"), 2)}
+
+_CPU_SAID = False
+
+
+@dataclass(frozen=True)
+class Choice:
+    algorithm: str
+    params: dict
+    source: str            # measured | nearest | model (the lookup's answer)
+    median_ms: float | None
+
+
+def run(family: str, *arrays, device: str | None = None, **case):
+    """Solve ``family`` on ``arrays`` (see :data:`INPUTS`) with the best known configuration; the result
+    is a CuPy array on a GPU (numpy arrays given are copied there), a numpy array without one."""
+    data = _arrays(family, arrays)
+    dtype = str(data["a"].dtype)
+    cp = _cupy()
+    if cp is None:
+        return _numpy(family, {k: np.asarray(v) for k, v in data.items()})
+    data = {k: cp.ascontiguousarray(cp.asarray(v)) for k, v in data.items()}
+    if family == "permutation":
+        _check_permutation(cp, data["p"], data["a"].size)
+    if family == "conv":
+        case = {**case, "v": data["f"].shape[0] // 2}
+    choice = choose(family, int(data["a"].size), dtype, device or _device_name(), tuple(sorted(case.items())))
+    import kernels
+
+    kernel = kernels.get(choice.algorithm)
+    out = kernel.run(kernel.bind(data, dtype, **{k: v for k, v in case.items() if k != "v"}), **choice.params)
+    return out.reshape(()) if family == "sum" else out
+
+
+@functools.lru_cache(maxsize=1024)
+def choose(family: str, size: int, dtype: str, device: str, case: tuple = ()) -> Choice:
+    """The configuration :func:`run` uses (cached; ``case`` as sorted (name, value) pairs)."""
+    import tuner
+
+    problem = tuner.family_problem(family, size, dtype, **dict(case))
+    problem = problem.restricted(lambda name: name not in problem.family.prepared)
+    answer = tuner.lookup(problem, tuner.LookupTable.read(), tuner.load_model(device), device)
+    params = dict(answer.params)
+    return Choice(params.pop("algorithm"), params, answer.source, answer.median_ms)
+
+
+def forget() -> None:
+    """Forget the remembered choices (after new tuning in this process)."""
+    choose.cache_clear()
+
+
+def _arrays(family: str, arrays: tuple) -> dict:
+    if family not in INPUTS:
+        raise ParameterError("family", f"no family {family!r}; families: {', '.join(INPUTS)}")
+    names, ndim = INPUTS[family]
+    if len(arrays) != len(names):
+        raise ParameterError("arrays", f"{family} takes {len(names)} array(s) ({', '.join(names)}), got {len(arrays)}")
+    data = dict(zip(names, arrays))
+    a = data["a"]
+    if str(getattr(a, "dtype", "")) not in ("float32", "float64"):
+        raise ParameterError("a", f"must be a float32 or float64 array, got {getattr(a, 'dtype', type(a).__name__)}")
+    if a.ndim != ndim or (ndim == 2 and a.shape[0] != a.shape[1]) or a.size == 0:
+        raise ParameterError("a", f"{family} takes a non-empty {'square matrix' if ndim == 2 else 'vector'}, got shape {a.shape}")
+    for name in names[1:]:
+        _check_companion(family, name, data[name], a)
+    return data
+
+
+def _check_companion(family: str, name: str, x, a) -> None:
+    if name == "p":
+        if x.ndim != 1 or x.size != a.size or x.dtype.kind not in "iu":
+            raise ParameterError("p", f"must be an integer vector of {a.size} destinations, got {x.dtype} {x.shape}")
+        return
+    if x.dtype != a.dtype:
+        raise ParameterError(name, f"must have the dtype of a ({a.dtype}), got {x.dtype}")
+    if name == "b" and x.shape != a.shape:
+        raise ParameterError("b", f"must have the shape of a {a.shape}, got {x.shape}")
+    if name == "f" and (x.ndim != 2 or x.shape[0] != x.shape[1] or x.shape[0] % 2 == 0 or not 3 <= x.shape[0] <= 15):
+        raise ParameterError("f", f"must be a square filter of odd side 3..15 (radius v = 1..7), got shape {x.shape}")
+
+
+def _check_permutation(cp, p, n: int) -> None:
+    if int(p.min()) < 0 or int(p.max()) >= n or int(cp.bincount(p, minlength=n).max()) != 1:
+        raise ParameterError("p", f"must be a permutation of 0..{n - 1} (every destination exactly once)")
+
+
+def _cupy():
+    global _CPU_SAID
+    try:
+        from kernels.base import cupy
+
+        return cupy()
+    except Exception as exc:
+        if not _CPU_SAID:
+            warnings.warn(f"memtune.run: no GPU ({str(exc).splitlines()[0]}); computing with numpy on the CPU",
+                          RuntimeWarning, stacklevel=3)
+            _CPU_SAID = True
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def _device_name() -> str:
+    from kernels.timing import Device
+
+    return Device.current().name
+
+
+def _numpy(family: str, d: dict):
+    a = d["a"]
+    if family == "sat":
+        return np.cumsum(np.cumsum(a, axis=0), axis=1)
+    if family == "prefix_sums":
+        return np.cumsum(a)
+    if family == "sum":
+        return np.asarray(a.sum())
+    if family == "permutation":
+        if np.bincount(d["p"], minlength=a.size).max(initial=0) != 1 or d["p"].min() < 0 or d["p"].max() >= a.size:
+            raise ParameterError("p", f"must be a permutation of 0..{a.size - 1} (every destination exactly once)")
+        out = np.empty_like(a)
+        out[d["p"]] = a
+        return out
+    if family == "transpose":
+        return np.ascontiguousarray(a.T)
+    if family == "conv":
+        from scipy.ndimage import correlate
+
+        return correlate(a, d["f"], mode="constant", cval=0.0)
+    return a @ d["b"]
+
+
+def _helper(family: str):
+    def solve(*arrays, device: str | None = None, **case):
+        return run(family, *arrays, device=device, **case)
+
+    solve.__name__ = solve.__qualname__ = family
+    solve.__doc__ = f"memtune.run({family!r}, ...): takes {', '.join(INPUTS[family][0])}."
+    return solve
+
+
+sat, prefix_sums, permutation, transpose, conv, matmul = (_helper(f) for f in
+                                                          ("sat", "prefix_sums", "permutation", "transpose", "conv", "matmul"))
+sum = _helper("sum")  # noqa: A001  (memtune.sum, as the family is called)

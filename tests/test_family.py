@@ -1,0 +1,269 @@
+"""Families without a GPU: the algorithm as a categorical, studies across algorithms on the recorded H100
+grid, whole algorithms ruled out by their lower bound, the shipped lookup tables and memtune.run on numpy."""
+import json
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import kernels
+import memtune
+import tuner
+from costmodel.errors import ParameterError
+from tuner import tables
+from tuner.family import family_problem
+from tuner.study import counted
+
+ROOT = Path(__file__).resolve().parents[1]
+GRIDS = ROOT / "bench" / "grids" / "h100" / "grids.csv"
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("MEMTUNE_DATA_DIR", str(tmp_path / "data"))
+    memtune.forget()
+    return tmp_path / "data"
+
+
+# -- the family problem -------------------------------------------------------------------------
+def test_a_family_problem_names_every_algorithm_and_its_own_parameters():
+    fp = family_problem("sat", 4096 ** 2)
+    assert list(fp.members) == list(tuner.FAMILIES["sat"].algorithms) and list(fp.peers) == ["cupy_double_cumsum"]
+    points = fp.points()
+    assert len(points) == sum(len(p.points()) for p in fp.members.values()) + 1
+    pick = next(p for p in points if p["algorithm"] == "sat_1pr1w" and p["sat_1pr1w/r"] == 0.8)
+    assert set(pick) == {"algorithm", "sat_1pr1w/rows", "sat_1pr1w/r"}
+    assert fp.readable(pick) == {"algorithm": "sat_1pr1w", "rows": pick["sat_1pr1w/rows"], "r": 0.8}
+    assert fp.split(pick)[2] == {"rows": pick["sat_1pr1w/rows"], "r": 0.8}
+    assert fp.complete(pick) and not fp.complete({"algorithm": "sat_1pr1w", "sat_1pr1w/r": 0.8})
+    assert fp.complete({"algorithm": "cupy_double_cumsum"})
+    model = tuner.load_model()
+    assert math.isinf(fp.predict_ms(model, {"algorithm": "cupy_double_cumsum"}))
+    assert fp.lower_bound_ms(model, {"algorithm": "cupy_double_cumsum"}) == 0.0
+
+
+def test_algorithms_that_cannot_take_the_problem_are_excluded_with_the_reason():
+    fp = family_problem("permutation", 1 << 21, perm="bit-reversal")       # not n̄²: no scheduled permutation
+    assert "hmm_scheduled_permutation" in fp.excluded and "hmm_permutation_d_designated" in fp.members
+    assert fp.case == {"perm": "bit-reversal"} and fp.peers["cupy_scatter"].case == {"perm": "bit-reversal"}
+    with pytest.raises(ParameterError) as e:
+        family_problem("sat", 1000)
+    assert e.value.name == "n"
+    with pytest.raises(ParameterError) as e:
+        family_problem("sat", 4096 ** 2, v=3)
+    assert e.value.name == "v"
+    with pytest.raises(ParameterError) as e:
+        tuner.problem_of("saat", 64)
+    assert e.value.name == "name" and "families: sat" in str(e.value)
+
+
+def test_the_lower_bound_adds_the_device_gap_of_every_further_launch():
+    model, k, n = tuner.load_model(), kernels.get("sat_4r1w"), 4096 ** 2
+    m = model.machine
+    traffic = 2 * n * 4 / (m["copy_bandwidth"] * 1e9) * 1e3                 # ms
+    expected = traffic + (2 * 4096 - 2) * m["launch_gap"] * 1e-3            # 2n̄ − 1 diagonal launches
+    assert model.lower_bound_ms(k, n, "float32", {}) == pytest.approx(expected, rel=1e-12)
+    assert expected == pytest.approx(17.397, abs=0.01)
+    one = kernels.get("hmm_transpose")
+    assert model.lower_bound_ms(one, n, "float32", {}) == pytest.approx(traffic, rel=1e-12)
+
+
+# -- studies across algorithms ------------------------------------------------------------------
+def _family_study(strategy="model", trials=15, seed=1):
+    return tuner.tune(family_problem("sat", 16384 ** 2), objective="replay", grid=str(GRIDS), trials=trials,
+                      storage=":memory:", strategy=strategy, seed=seed)
+
+
+def test_a_family_study_runs_the_peer_first_and_finds_the_lookback_sat():
+    result = _family_study()
+    assert result.best_params["algorithm"] == "sat_1r1w_lookback"
+    assert result.best_ms == result.by_algorithm["sat_1r1w_lookback"]["ms"]
+    grid = pd.read_csv(GRIDS)
+    best = grid[(grid.kernel.str.startswith("sat_")) & (grid["size"] == 16384 ** 2) & (grid.status == "ok")].median_ms.min()
+    assert result.best_ms == pytest.approx(best)
+    assert result.measured_order[0] == pytest.approx(result.peer_ms)          # the peer ran first: the time to beat
+    assert result.measured_order.index(result.best_ms) <= 2                   # then the model's pick
+    assert result.peer == "cupy_double_cumsum" and result.peer_ms > 30 * result.best_ms
+    # (1+r)R1W's lowest bound (its launches) exceeds the look-back's time: ruled out, never run
+    assert "sat_1pr1w" in result.ruled_out and "sat_1pr1w" not in result.by_algorithm
+    assert result.ruled_out["sat_1pr1w"] > result.best_ms
+
+
+def test_a_family_study_with_tpe_suggests_only_the_chosen_algorithms_parameters(tmp_path):
+    import optuna
+
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    tuner.tune(family_problem("sat", 16384 ** 2), objective="replay", grid=str(GRIDS), trials=8,
+               storage=url, study="tpe", strategy="tpe", seed=2)
+    trials = optuna.load_study(study_name="tpe", storage=tuner.open_storage(url)).get_trials()
+    ran = [t for t in trials if counted(t)]
+    assert len(ran) == 8
+    for t in ran:
+        name = t.params["algorithm"]
+        assert all(k == "algorithm" or k.startswith(name + "/") for k in t.params)
+
+
+def test_a_model_study_of_a_family_leaves_the_peers_out_and_records_nothing(tmp_path):
+    result = tuner.tune(family_problem("sat", 4096 ** 2), objective="model", trials=10, storage=":memory:", seed=0)
+    assert result.best_params["algorithm"] == "sat_1r1w_lookback" and result.peer is None
+    assert not (tmp_path / "data" / "lookup.csv").exists()
+
+
+def test_a_measured_family_study_records_the_family_and_each_algorithm(tmp_path):
+    table = tmp_path / "lookup.csv"
+    tuner.tune(family_problem("sat", 16384 ** 2), objective="replay", grid=str(GRIDS), trials=10,
+               storage=":memory:", seed=1, table=str(table))
+    frame = pd.read_csv(table)
+    assert set(frame.kernel) >= {"sat", "sat_1r1w_lookback", "cupy_double_cumsum"}
+    row = frame[frame.kernel == "sat"].iloc[0]
+    assert json.loads(row.params)["algorithm"] == "sat_1r1w_lookback"
+
+
+def test_cli_tunes_a_family_on_the_model(run_cli):
+    code, out, err = run_cli("tune", "sat", "--n", str(4096 ** 2), "--objective", "model", "--trials", "12",
+                             "--storage", ":memory:")
+    assert code == 0, err
+    assert "algorithm=sat_1r1w_lookback" in out and "by algorithm:" in out
+
+
+# -- lookup tables that ship ----------------------------------------------------------------------
+@pytest.mark.parametrize("device", ["H100", "h100", H100, "nvidia-h100-80gb-hbm3"])
+def test_a_fresh_install_answers_measured_for_the_h100(run_cli, device):
+    code, out, err = run_cli("lookup", "hmm_transpose", "--n", "268435456", "--device", device, "--json")
+    answer = json.loads(out)
+    assert code == 0 and answer["source"] == "measured" and answer["device"] == H100
+    code, out, err = run_cli("lookup", "sat", "--n", "16777216", "--device", device, "--json")
+    answer = json.loads(out)
+    assert answer["source"] == "measured" and answer["params"]["algorithm"] == "sat_1r1w_lookback"
+    assert answer["median_ms"] < 0.2
+
+
+def test_the_users_table_is_read_before_the_shipped_one(data_dir):
+    user = tuner.LookupTable()
+    user.record(device=H100, kernel="sat", dtype="float32", size=16777216, case={},
+                params={"algorithm": "sat_2r1w", "rows": 8}, median_ms=9.0)
+    user.save()
+    answer = tuner.lookup(family_problem("sat", 16777216), tuner.LookupTable.read(), tuner.load_model(), "H100")
+    assert answer.params == {"algorithm": "sat_2r1w", "rows": 8} and answer.median_ms == 9.0
+
+
+def test_a_family_row_naming_a_left_out_algorithm_falls_back_to_its_candidates(data_dir):
+    user = tuner.LookupTable()
+    for kernel, params, ms in (("permutation", {"algorithm": "hmm_scheduled_permutation"}, 0.05),
+                               ("hmm_permutation_d_designated", {"threads": 128, "ept": 2, "d": 0}, 0.09),
+                               ("cupy_scatter", {}, 0.2)):
+        user.record(device="GPU X", kernel=kernel, dtype="float32", size=1 << 22, case={"perm": "random"},
+                    params=params, median_ms=ms)
+    user.save()
+    choice = memtune.choose("permutation", 1 << 22, "float32", "GPU X", (("perm", "random"),))
+    assert (choice.algorithm, choice.params, choice.median_ms) == (
+        "hmm_permutation_d_designated", {"threads": 128, "ept": 2, "d": 0}, 0.09)
+
+
+def _grid_rows(rows):
+    return pd.DataFrame([{"device": "GPU Y", "kernel": k, "size": 1 << 20, "dtype": "float32", "case": "{}",
+                          "params": json.dumps(p), "median_ms": ms, "iqr_ms": 0.0, "status": st, "reason": ""}
+                         for k, p, ms, st in rows])
+
+
+def test_tables_keep_each_kernels_fastest_and_each_familys_fastest_candidate(tmp_path):
+    path = tmp_path / "grids.csv"
+    _grid_rows([("sat_1pr1w", {"rows": 8, "r": 0.8, "threads": 999}, 0.30, "ok"),   # non-searched keys dropped
+                ("sat_1pr1w", {"rows": 8, "r": 0.8}, 0.25, "ok"),
+                ("sat_1pr1w", {"rows": 3, "r": 0.8}, 0.01, "ok"),                      # not in today's space
+                ("sat_2r1w", {"rows": 16}, 0.20, "fail"),
+                ("sat_2r1w", {"rows": 16}, 0.40, "ok"),
+                ("cupy_double_cumsum", {}, 1.5, "ok")]).to_csv(path, index=False)
+    built = tables.build([tables.read_measurements(path)])["GPU Y"]
+    got = {(r.kernel, r.params): r.median_ms for r in built.frame.itertuples()}
+    assert got == {("sat_1pr1w", json.dumps({"r": 0.8, "rows": 8})): 0.25,
+                   ("sat_2r1w", json.dumps({"rows": 16})): 0.40,
+                   ("cupy_double_cumsum", "{}"): 1.5,
+                   ("sat", json.dumps({"algorithm": "sat_1pr1w", "r": 0.8, "rows": 8}, sort_keys=True)): 0.25}
+
+
+def test_the_shipped_h100_table_is_built_from_the_committed_measurements():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_tables", ROOT / "bench" / "build_tables.py")
+    builder = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(builder)
+    built = tables.build(tables.read_measurements(p) for p in builder.sources())[H100].frame
+    shipped = pd.read_csv(ROOT / "tuner" / "tables" / "nvidia-h100-80gb-hbm3.csv", keep_default_na=False)
+    key = ["kernel", "dtype", "size", "case", "params"]
+    built = built.assign(size=built["size"].astype(int)).sort_values(key).reset_index(drop=True)
+    shipped = shipped.sort_values(key).reset_index(drop=True)
+    assert len(built) == len(shipped) > 500
+    assert (built[key].astype(str).values == shipped[key].astype(str).values).all()
+    assert np.allclose(built.median_ms.astype(float), shipped.median_ms.astype(float))
+
+
+# -- memtune.run without a GPU ------------------------------------------------------------------
+@pytest.fixture
+def no_gpu(monkeypatch):
+    monkeypatch.setattr(memtune.runner, "_cupy", lambda: None)
+
+
+def test_run_on_the_cpu_matches_numpy_for_every_family(no_gpu):
+    from scipy.ndimage import correlate
+
+    rng = np.random.default_rng()
+    a = rng.standard_normal((37, 37)).astype(np.float32)
+    v = rng.standard_normal(1001)
+    p = rng.permutation(1001)
+    f = rng.standard_normal((5, 5)).astype(np.float32)
+    b = rng.standard_normal((37, 37)).astype(np.float32)
+    assert np.allclose(memtune.sat(a), np.cumsum(np.cumsum(a, 0), 1), rtol=1e-5, atol=1e-4)
+    assert np.allclose(memtune.prefix_sums(v), np.cumsum(v))
+    assert memtune.sum(v) == pytest.approx(v.sum())
+    out = memtune.permutation(v, p)
+    assert np.array_equal(out[p], v)
+    assert np.array_equal(memtune.transpose(a), a.T)
+    assert np.allclose(memtune.conv(a, f), correlate(a, f, mode="constant"), atol=1e-5)
+    assert np.allclose(memtune.matmul(a, b), a @ b, atol=1e-4)
+    assert np.array_equal(memtune.run("transpose", a), a.T)
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: memtune.run("saat", np.zeros((4, 4), np.float32)), "family"),
+    (lambda: memtune.sat(np.zeros((4, 4), np.int32)), "a"),
+    (lambda: memtune.sat(np.zeros((4, 5), np.float32)), "a"),
+    (lambda: memtune.prefix_sums(np.zeros((4, 4))), "a"),
+    (lambda: memtune.permutation(np.zeros(4), np.array([0, 0, 1, 2])), "p"),
+    (lambda: memtune.permutation(np.zeros(4), np.array([0, 1, 2, 4])), "p"),
+    (lambda: memtune.permutation(np.zeros(4), np.zeros(4)), "p"),
+    (lambda: memtune.conv(np.zeros((8, 8)), np.zeros((4, 4))), "f"),
+    (lambda: memtune.conv(np.zeros((8, 8)), np.zeros((3, 3), np.float32)), "f"),
+    (lambda: memtune.matmul(np.zeros((8, 8)), np.zeros((4, 4))), "b"),
+    (lambda: memtune.matmul(np.zeros((8, 8))), "arrays"),
+])
+def test_run_refuses_bad_arrays_naming_the_parameter(no_gpu, call, name):
+    with pytest.raises(ParameterError) as e:
+        call()
+    assert e.value.name == name
+
+
+def test_run_says_once_that_it_computes_on_the_cpu(monkeypatch):
+    pytest.importorskip("numpy")
+    if tuner.gpu_available():
+        pytest.skip("a GPU is present: memtune.run runs there")
+    monkeypatch.setattr(memtune.runner, "_CPU_SAID", False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        memtune.sum(np.ones(8))
+        memtune.sum(np.ones(8))
+    assert [str(w.message).startswith("memtune.run: no GPU") for w in caught] == [True]
+
+
+def test_the_choice_is_the_lookup_tables_and_is_remembered():
+    choice = memtune.choose("sat", 16777216, "float32", H100)
+    assert (choice.algorithm, choice.source) == ("sat_1r1w_lookback", "measured")
+    assert memtune.choose("sat", 16777216, "float32", H100) is choice
+    model_pick = memtune.choose("sat", 1024 ** 2 * 9, "float32", "Unmeasured GPU")
+    assert model_pick.source == "model" and model_pick.algorithm in tuner.FAMILIES["sat"].algorithms
+    assert memtune.choose("permutation", 1 << 22, "float32", H100, (("perm", "random"),)).algorithm \
+        != "hmm_scheduled_permutation"
