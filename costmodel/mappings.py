@@ -23,8 +23,11 @@ import numpy as np
 from .errors import ParameterError
 from .simulator import bank_congestion
 from .validation import positive_int
+from .validation import seed as check_seed
 
 MAPPINGS = ("raw", "ras", "rap")
+MAX_BANKS = 1 << 12        # a bank count past any machine's; w x w cells per estimate
+MAX_CELLS = 1 << 24        # cells one congestion estimate may draw (trials x the warp's cells)
 PATTERNS = ("contiguous", "stride", "diagonal", "random")
 # Beyond the seeds: RAP for 8-byte words on 32 four-byte banks (Hopper), where a warp's 8-byte
 # accesses are served per half-warp: the shift permutation is drawn so that each half of it is
@@ -102,9 +105,9 @@ def _estimate(loads: np.ndarray) -> CongestionEstimate:
 
 def congestion(mapping: str, pattern: str, w: int, trials: int = 10_000, seed: int | None = 0) -> CongestionEstimate:
     """Mean and maximum congestion of one warp's access under a mapping (Table II of 004)."""
-    w = positive_int("w", w)
-    trials = positive_int("trials", trials)
-    rng = np.random.default_rng(seed)
+    w = positive_int("w", w, at_most=MAX_BANKS)
+    trials = positive_int("trials", trials, at_most=MAX_CELLS // w)
+    rng = np.random.default_rng(check_seed(seed))
     shift = row_shifts(mapping, w, trials, rng)
     warp = rng.integers(0, w, size=trials)
     row, col = pattern_cells(pattern, w, warp, rng)
@@ -249,9 +252,9 @@ def congestion_4d(mapping: str, pattern: str, w: int, trials: int = 2000, seed: 
 
     ``cells`` (requests x 4) overrides the pattern with a fixed access.
     """
-    w = positive_int("w", w)
-    trials = positive_int("trials", trials)
-    rng = np.random.default_rng(seed)
+    w = positive_int("w", w, at_most=MAX_BANKS)
+    trials = positive_int("trials", trials, at_most=MAX_CELLS // w ** 2)
+    rng = np.random.default_rng(check_seed(seed))
     if cells is None and pattern == "malicious":
         cells = malicious_search(mapping, w, seed=0 if seed is None else seed)[1]
     idx = np.repeat(np.asarray(cells)[None], trials, 0) if cells is not None else pattern_4d(pattern, w, trials, rng)

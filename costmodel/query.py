@@ -15,7 +15,7 @@ import sympy
 from . import algorithm as registry
 from . import optimality
 from .errors import ParameterError
-from .symbols import DESCRIPTIONS, symbol
+from .symbols import DESCRIPTIONS, domain_error, symbol
 
 
 def parse_assignments(items: list[str] | None) -> dict[str, object]:
@@ -27,6 +27,8 @@ def parse_assignments(items: list[str] | None) -> dict[str, object]:
         if not sep or not key:
             raise ParameterError("set", f"expected NAME=VALUE, got {item!r}")
         out[key] = _number(text.strip(), key)
+        if key in DESCRIPTIONS and (why := domain_error(key, out[key])):
+            raise ParameterError(key, why)
     return out
 
 
@@ -183,6 +185,8 @@ def parse_vary(spec: str) -> tuple[str, list[float]]:
     try:
         start, stop, step = rng.split(":")
         start, stop = _number(start, key), _number(stop, key)
+        if not all(isinstance(x, (int, float)) for x in (start, stop)):
+            raise ValueError("start and stop must be numbers")
         if step.startswith("x") and float(step[1:]) > 1:
             count = int(math.floor(math.log(stop / start, float(step[1:])) + 1e-9)) + 1
             return key, [_number(repr(start * float(step[1:]) ** i), key) if isinstance(start, float)

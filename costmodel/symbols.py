@@ -26,6 +26,26 @@ DESCRIPTIONS = {
     "c": "mean bank congestion of a casual shared-memory round, 1 <= c <= w (000 Table 4.3)",
 }
 
+#: Where each parameter's values lie: (lowest, highest, whether the lowest is allowed, integer).
+DOMAINS = {"r": (0.0, 1.0, True, False), "c": (1.0, None, True, False), "Dw": (0.0, None, True, False),
+           "depth": (0, None, True, True)}
+POSITIVE_INTEGER = (0, None, False, True)
+
+
+def domain_error(name: str, value) -> str | None:
+    """Why ``value`` is outside parameter ``name``'s domain (one line), or None."""
+    low, high, closed, integer = DOMAINS.get(name, POSITIVE_INTEGER)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"must be a number, got {value!r}"
+    if integer and not float(value).is_integer():
+        return f"must be a whole number, got {value}"
+    if value < low or (value == low and not closed) or (high is not None and value >= high):
+        kind = "an integer" if integer else "a number"
+        bounds = f"{'≥' if closed else '>'} {low}" + (f" and < {high}" if high is not None else "")
+        return f"must be {kind} {bounds}, got {value}"
+    return None
+
+
 _SYMBOLS: dict[str, sympy.Symbol] = {}
 
 
@@ -33,7 +53,9 @@ def symbol(name: str) -> sympy.Symbol:
     """The one sympy symbol for parameter ``name`` (positive; integer unless r)."""
     if name not in _SYMBOLS:
         if name not in DESCRIPTIONS:
-            raise KeyError(f"unknown model parameter {name!r}")
+            from .errors import ParameterError
+
+            raise ParameterError(name, f"no model parameter {name!r}; parameters: {', '.join(DESCRIPTIONS)}")
         if name in ("r", "c", "Dw"):
             _SYMBOLS[name] = sympy.Symbol(name, nonnegative=True, real=True)
         elif name == "depth":

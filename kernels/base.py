@@ -149,11 +149,15 @@ class Kernel:
     algorithm: str | None = None      # the costmodel entry this kernel implements (default: its name)
     default_case: dict = {}           # problem values make_inputs takes besides size (perm, v, ...)
     square: bool = False              # the size is n = n̄² of an n̄ x n̄ matrix
+    side_multiple: int = 1            # ... whose side n̄ is a multiple of this (whole 32 x 32 tiles)
 
     def check_size(self, size: int) -> None:
         """Raise ParameterError('n') for a size this kernel cannot take (before any input is built)."""
         if self.square and math.isqrt(size) ** 2 != size:
             raise ParameterError("n", f"{self.name} works on an n̄ x n̄ matrix: n must be a square, got {size}")
+        if self.square and math.isqrt(size) % self.side_multiple:
+            raise ParameterError("n", f"{self.name} moves whole {self.side_multiple} x {self.side_multiple} tiles: "
+                                      f"n̄ must be a multiple of {self.side_multiple}, got n̄ = {math.isqrt(size)}")
 
     @property
     def space(self) -> SearchSpace:

@@ -33,6 +33,10 @@ class DMMPermutation(Kernel):
     searched = ("bank_model",)
     default_case = {"perm": "random"}
 
+    def check_size(self, size):
+        if not 32 <= size <= 1024 or size % 32:      # one block of n threads
+            raise ParameterError("n", f"{self.name} permutes 32..1024 elements in steps of 32, got {size}")
+
     def cost_entry(self):
         from costmodel import algorithm as registry
         return registry.get(self.base)

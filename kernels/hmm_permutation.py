@@ -183,6 +183,7 @@ class Transpose(Kernel):
     name = "hmm_transpose"
     family = "hmm_permutation"
     square = True
+    side_multiple = 32
     tunables = {"rows": (4, 8, 16, 32), "d": GRID, "tile": (32, 64)}
     defaults = {"rows": 8, "d": 0, "tile": 32}
     threads = "32 * rows"
@@ -217,6 +218,7 @@ class RowWise(Kernel):
 
     family = "hmm_permutation"
     square = True
+    side_multiple = 32
     tunables = {"threads": (128, 256, 512, 1024), "mode": MODES, "d": GRID, "rows": (8,)}
     defaults = {"threads": 512, "mode": "designated", "d": 0, "rows": 8}
     searched = ("threads", "mode", "d")
@@ -283,6 +285,7 @@ class Scheduled(Kernel):
     name = "hmm_scheduled_permutation"
     family = "hmm_permutation"
     square = True
+    side_multiple = 32
     tunables = {"threads": (128, 256, 512, 1024), "mode": MODES, "d": GRID,
                 "rows": (4, 8, 16, 32), "tile": (32, 64)}
     defaults = {"threads": 512, "mode": "designated", "d": 0, "rows": 8, "tile": 32}

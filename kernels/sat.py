@@ -182,6 +182,8 @@ class SAT4R4W(SAT):
     searched = ("threads", "rows")
     flat = LINE_FLAT
 
+    side_multiple = 32              # its two transposes move whole 32 x 32 tiles
+
     def launches(self, size, params, case):
         return 4
 

@@ -43,8 +43,35 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except MemtuneError as exc:
-        sys.stderr.write(f"memtune {args.command}: error: {exc}\n")
-        return EXIT_USAGE
+        return _error(args.command, str(exc), EXIT_USAGE)
+    except BrokenPipeError:                     # the reader went away (memtune ... | head): not an error of ours
+        _silence_stdout()
+        return 0
+    except MemoryError:
+        return _error(args.command, "out of memory for this input; try a smaller size", EXIT_USAGE)
+    except UnicodeDecodeError as exc:             # a binary file where text was expected
+        return _error(args.command, f"a file given is not text ({exc.reason} at byte {exc.start})", EXIT_USAGE)
+    except OSError as exc:                        # a path given cannot be read or written
+        where = f" {exc.filename!r}" if exc.filename else ""
+        return _error(args.command, f"cannot use{where[:120]}: {exc.strerror or exc}", EXIT_USAGE)
     except KeyboardInterrupt:
-        sys.stderr.write(f"memtune {args.command}: interrupted\n")
-        return 130
+        return _error(args.command, "interrupted", 130)
+
+
+def _error(command: str, message: str, code: int) -> int:
+    try:
+        sys.stderr.write(f"memtune {command}: error: {message.splitlines()[0] if message else 'failed'}\n")
+    except (BrokenPipeError, ValueError):
+        pass
+    return code
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush of a closed pipe stays quiet."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):   # stdout is not a file (in tests: a closed buffer)
+        pass

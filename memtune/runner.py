@@ -52,7 +52,7 @@ def run(family: str, *arrays, device: str | None = None, **case):
 
     kernel = kernels.get(choice.algorithm)
     out = kernel.run(kernel.bind(data, dtype, **{k: v for k, v in case.items() if k != "v"}), **choice.params)
-    return out.reshape(()) if family == "sum" else out
+    return out.reshape(()) if family == "sum" else out.reshape(data["a"].shape)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from costmodel.errors import InputFileError
+
 from .base import analyse, markdown, model_picks
 
 
@@ -163,6 +165,8 @@ def write_fidelity(folder: Path, model, refined=None, seeds=None, grid_path: Pat
     uncalibrated model, over every study of ``folder`` and every recorded grid."""
     frames = {p.stem: pd.read_csv(p, keep_default_na=False, na_values=[""]) for p in sorted(folder.glob("*.csv"))
               if p.stem in _study_names()}
+    if not frames:
+        raise InputFileError(f"out: no study results (<study>.csv) in {str(folder)!r}; run memtune study first")
     grid_path = grid_path or Path(__file__).resolve().parents[1] / "bench" / "grids" / "h100" / "grids.csv"
     models = {"physical (machine file only)": model}
     if refined is not None:

@@ -87,8 +87,14 @@ class StudyResult:
     by_algorithm: dict = field(default_factory=dict)      # algorithm -> {"ms", "params", "runs"} of its best run
     ruled_out: dict = field(default_factory=dict)         # algorithm -> lowest lower bound (ms), above the best
 
+    @property
+    def best_at_run(self) -> int | None:
+        """How many runs the study took to first measure its best."""
+        return self.measured_order.index(self.best_ms) + 1 if self.best_ms in self.measured_order else None
+
     def to_dict(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k != "measured_order"}
+        out = {k: v for k, v in self.__dict__.items() if k != "measured_order"}
+        return {**out, "best_at_run": self.best_at_run, "runs": len(self.measured_order)}
 
 
 class Study:

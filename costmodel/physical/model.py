@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import query
+from ..space import Limits
 from ..machines import DMM
 from ..simulator import simulate
 from . import launch as L
@@ -56,18 +57,20 @@ class PhysicalModel:
         return self.predict(kernel, size, dtype, params, case).ms
 
     def lower_bound_ms(self, kernel, size: int, dtype: str, params: dict, case: dict | None = None) -> float:
-        """No configuration runs faster: the compulsory bytes at copy bandwidth, plus the measured device
-        gap between each two of the plan's launches (a dependent launch cannot start sooner)."""
+        """No configuration runs faster: the compulsory bytes at the fastest DRAM bandwidth measured (a
+        read-only kernel such as a sum streams faster than a copy), plus the measured device gap between
+        each two of the plan's launches (a dependent launch cannot start sooner)."""
         if kernel.memory == "shared":
             return 0.0
         params, case = kernel.check_params(params), {**kernel.default_case, **(case or {})}
         launches = len(kernel.launch_plan(size, dtype, params, case).launches)
-        traffic = kernel.compulsory_bytes(size, np.dtype(dtype).itemsize) / self.machine["copy_bandwidth"] * 1e-6
+        fastest = max(self.machine["copy_bandwidth"], self.machine["dram_read_bandwidth"])
+        traffic = kernel.compulsory_bytes(size, np.dtype(dtype).itemsize) / fastest * 1e-6
         return traffic + (launches - 1) * self.machine["launch_gap"] * 1e-3
 
     def _dmm_ms(self, kernel, size, params, case) -> float:
         entry = kernel.cost_entry()
-        values = dict(kernel.model_values(size, params, case, None))
+        values = dict(kernel.model_values(size, params, case, Limits(w=int(self.machine["banks"]))))
         values.update(w=int(self.machine["banks"]), l=self.machine["shared_latency"])
         got = query.evaluate(entry, "time", {k: v for k, v in values.items() if k in entry.parameters})
         if got is None:

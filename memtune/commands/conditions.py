@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from costmodel import conditions, query
 from costmodel.errors import ParameterError
+from costmodel.symbols import DESCRIPTIONS
 
 from .common import add_json_flag, print_json
 from .cost import add_set
@@ -19,6 +20,12 @@ def add_arguments(parser):
 
 def run(args) -> int:
     values = query.parse_assignments(args.set)
+    unknown = sorted(set(values) - set(DESCRIPTIONS))
+    if unknown:
+        raise ParameterError(unknown[0], f"no model parameter {unknown[0]!r}; the conditions use "
+                                         f"{', '.join(sorted({str(s) for c in conditions.CONDITIONS.values() for s in c.relation.free_symbols}))}")
+    if args.solve_for and args.solve_for not in DESCRIPTIONS:
+        raise ParameterError("solve-for", f"no model parameter {args.solve_for!r}; parameters: {', '.join(DESCRIPTIONS)}")
     rows = []
     for cond in conditions.CONDITIONS.values():
         row = {"name": cond.name, "relation": str(cond.relation), "source": cond.source, "meaning": cond.meaning}

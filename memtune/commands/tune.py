@@ -55,6 +55,7 @@ def summary(result) -> str:
             ("time" if result.objective != "model" else "predicted time", fmt(result.best_ms))]
     if result.objective != "model":
         rows.append(("model's prediction", fmt(result.predicted_ms)))
+        rows.append(("best first measured at", f"run {result.best_at_run} of {len(result.measured_order)}"))
     rows.append((f"peer ({result.peer or 'none'})", fmt(result.peer_ms)))
     if result.peer_ms and result.best_ms:
         rows.append(("speed-up over the peer", f"{result.peer_ms / result.best_ms:.2f}x"))
