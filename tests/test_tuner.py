@@ -342,6 +342,7 @@ def test_a_worker_killed_inside_a_trial_leaves_no_zombie(tmp_path, where):
         retried = [t for t in trials if t.params == zombies[0].params and t.state.name == "COMPLETE"]
         assert retried and retried[0].user_attrs["queued_by"].startswith(f"retry of trial {zombies[0].number}")
     assert bool(zombies[0].params) == (where == "objective")
+    print(f"\n{where}: a clean run of 10 trials {clean:.2f} s, the resumed run {resumed:.2f} s")
     assert resumed <= 2 * clean, (resumed, clean)
 
 
