@@ -12,6 +12,7 @@ Without a GPU the same call computes with numpy on the CPU, and says so once.
 from __future__ import annotations
 
 import functools
+import sys
 import warnings
 from dataclasses import dataclass
 
@@ -116,9 +117,17 @@ def _cupy():
     except Exception as exc:
         if not _CPU_SAID:
             warnings.warn(f"memtune.run: no GPU ({str(exc).splitlines()[0]}); computing with numpy on the CPU",
-                          RuntimeWarning, stacklevel=3)
+                          RuntimeWarning, stacklevel=_callers_level())
             _CPU_SAID = True
         return None
+
+
+def _callers_level() -> int:
+    """The stack level of the first frame outside this module: the warning names the caller's line."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        level, frame = level + 1, frame.f_back
+    return level
 
 
 @functools.lru_cache(maxsize=None)
