@@ -14,6 +14,7 @@ from .errors import InputFileError, ParameterError
 from .npyio import load_npy
 from .simulator import address_groups
 from .validation import positive_int
+from .validation import seed as check_seed
 
 NAMES = ("identical", "random", "transpose", "shuffle", "bit-reversal")
 
@@ -84,8 +85,7 @@ def named(name: str, n: int, seed: int | None = 0) -> np.ndarray:
     """One of :data:`NAMES` (``bitreversal`` and ``bit_reversal`` accepted too)."""
     if not 1 <= n <= MAX_ELEMENTS:
         raise ParameterError("n", f"must be 1..2^31 (indices are 32-bit integers), got {n}")
-    if seed is not None and not 0 <= seed < 1 << 63:
-        raise ParameterError("seed", f"must be 0..2^63-1, got {seed}")
+    check_seed(seed)
     key = name.lower().replace("_", "-")
     key = "bit-reversal" if key in ("bitreversal", "bit-reverse", "bitreverse") else key
     if key not in _BUILDERS:

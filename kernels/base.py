@@ -75,6 +75,14 @@ def launch(fn, grid, block, args, shared_mem: int = 0) -> None:
         raise KernelLaunchError(f"{fn.name if hasattr(fn, 'name') else fn}: launch failed: {exc}") from None
 
 
+def inverse_on_device(p, dtype):
+    """Q with Q[p[i]] = i, computed on the device in ``dtype`` (what a gather by p reads)."""
+    cp = cupy()
+    q = cp.empty(p.size, dtype)
+    q[p] = cp.arange(p.size, dtype=dtype)
+    return q
+
+
 def lookback_arrays(words: int, dtype: str) -> dict:
     """A ticket counter and ``words`` zeroed status words of ``lookback.cuh`` (8 bytes for float32, 16 for float64)."""
     cp = cupy()

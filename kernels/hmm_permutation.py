@@ -22,7 +22,7 @@ from costmodel.errors import ParameterError
 from costmodel.physical.launch import Access, Launch, Plan
 from costmodel.physical.model import permutation_stages
 
-from .base import Inputs, Kernel, cdiv, cupy, dtype_of, function, launch
+from .base import Inputs, Kernel, cdiv, cupy, dtype_of, function, inverse_on_device, launch
 
 SOURCE = "hmm_permutation.cu"
 GRID = (0, 132, 264, 528, 1056, 2112, 4224)       # 0: one block per piece of work
@@ -82,11 +82,8 @@ class Designated(Kernel):
     def bind(self, data, dtype, perm="given") -> Inputs:
         cp = cupy()
         n = data["a"].size
-        idx = data["p"].astype(np.int32)
-        if not self.scatter:                       # a gather reads a[p^-1[i]]
-            inverse = cp.empty(n, np.int32)
-            inverse[idx] = cp.arange(n, dtype=np.int32)
-            idx = inverse
+        # a scatter writes b[p[i]]; a gather reads a[p^-1[i]]
+        idx = data["p"].astype(np.int32) if self.scatter else inverse_on_device(data["p"], np.int32)
         return Inputs(n, dtype, 0, {"a": data["a"], "idx": idx, "out": cp.empty(n, dtype_of(dtype))}, {"perm": perm})
 
     def _run(self, inputs, threads, ept, d):

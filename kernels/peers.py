@@ -5,7 +5,7 @@ import numpy as np
 
 from costmodel import permutations as perms
 
-from .base import Inputs, Kernel, cupy, dtype_of
+from .base import Inputs, Kernel, cupy, dtype_of, inverse_on_device
 
 
 class CupyPeer(Kernel):
@@ -29,12 +29,7 @@ class CupyPeer(Kernel):
         size = data["a"].size
         arrays = {"a": data["a"].ravel(), "out": cp.empty(size, dtype_of(dtype))}
         if self.op in ("scatter", "gather"):
-            idx = data["p"].astype(np.int64)
-            if self.op == "gather":
-                arrays["idx"] = cp.empty(size, np.int64)
-                arrays["idx"][idx] = cp.arange(size, dtype=np.int64)
-            else:
-                arrays["idx"] = idx
+            arrays["idx"] = data["p"].astype(np.int64) if self.op == "scatter" else inverse_on_device(data["p"], np.int64)
         if self.op == "transpose":
             nbar = perms.square_side(size)
             arrays["a"] = arrays["a"].reshape(nbar, nbar)

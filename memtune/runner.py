@@ -41,11 +41,12 @@ def run(family: str, *arrays, device: str | None = None, **case):
     data = _arrays(family, arrays)
     dtype = str(data["a"].dtype)
     cp = _cupy()
-    if cp is None:
-        return _numpy(family, {k: np.asarray(v) for k, v in data.items()})
-    data = {k: cp.ascontiguousarray(cp.asarray(v)) for k, v in data.items()}
+    xp = np if cp is None else cp
+    data = {k: xp.ascontiguousarray(xp.asarray(v)) for k, v in data.items()}
     if family == "permutation":
-        _check_permutation(cp, data["p"], data["a"].size)
+        _check_permutation(xp, data["p"], data["a"].size)
+    if cp is None:
+        return _numpy(family, data)
     if family == "conv":
         case = {**case, "v": data["f"].shape[0] // 2}
     choice = choose(family, int(data["a"].size), dtype, device or _device_name(), tuple(sorted(case.items())))
@@ -103,17 +104,25 @@ def _check_companion(family: str, name: str, x, a) -> None:
         raise ParameterError("f", f"must be a square filter of odd side 3..15 (radius v = 1..7), got shape {x.shape}")
 
 
-def _check_permutation(cp, p, n: int) -> None:
-    if int(p.min()) < 0 or int(p.max()) >= n or int(cp.bincount(p, minlength=n).max()) != 1:
+def _check_permutation(xp, p, n: int) -> None:
+    """On the device with CuPy (one synchronisation), else with numpy."""
+    if int(p.min()) < 0 or int(p.max()) >= n or int(xp.bincount(p, minlength=n).max()) != 1:
         raise ParameterError("p", f"must be a permutation of 0..{n - 1} (every destination exactly once)")
 
 
+_CP = None
+
+
 def _cupy():
-    global _CPU_SAID
+    """CuPy with a device (found once), or None, saying once that numpy computes instead."""
+    global _CP, _CPU_SAID
+    if _CP is not None:
+        return _CP
     try:
         from kernels.base import cupy
 
-        return cupy()
+        _CP = cupy()
+        return _CP
     except Exception as exc:
         if not _CPU_SAID:
             warnings.warn(f"memtune.run: no GPU ({str(exc).splitlines()[0]}); computing with numpy on the CPU",
@@ -146,8 +155,6 @@ def _numpy(family: str, d: dict):
     if family == "sum":
         return np.asarray(a.sum())
     if family == "permutation":
-        if np.bincount(d["p"], minlength=a.size).max(initial=0) != 1 or d["p"].min() < 0 or d["p"].max() >= a.size:
-            raise ParameterError("p", f"must be a permutation of 0..{a.size - 1} (every destination exactly once)")
         out = np.empty_like(a)
         out[d["p"]] = a
         return out

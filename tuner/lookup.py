@@ -9,6 +9,7 @@ that device, said so) or ``model`` (no record: the model's best prediction).
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -117,8 +118,9 @@ class LookupTable:
 
     @classmethod
     def shipped(cls) -> "LookupTable":
-        """The measured tables that ship with the package (one per device the project measured)."""
-        return cls.merge(*(cls.read(p) for p in shipped_paths())) if shipped_paths() else cls()
+        """The measured tables that ship with the package (one per device the project measured); they
+        cannot change while memtune runs, so they are read once."""
+        return _shipped()
 
     def query(self, kernel: str, size: int, dtype: str = "float32", device: str | None = None,
               case: dict | None = None, nearest: bool = True) -> Answer | None:
@@ -144,6 +146,12 @@ class LookupTable:
         return Answer(kernel, size, dtype, row.device, json.loads(row.params), float(row.median_ms),
                       None if predicted in ("", None) or predicted != predicted else float(predicted),
                       "measured" if exact else "nearest", int(row["size"]))
+
+
+@functools.lru_cache(maxsize=1)
+def _shipped() -> LookupTable:
+    paths = shipped_paths()
+    return LookupTable.merge(*(LookupTable.read(p) for p in paths)) if paths else LookupTable()
 
 
 def shipped_paths() -> list[Path]:

@@ -120,6 +120,7 @@ class Study:
         self._groups: dict[str, list[dict]] = {}
         for point in self.points:
             self._groups.setdefault(self._algorithm(point), []).append(point)
+        self._group_keys = {a: frozenset(config_key(p) for p in group) for a, group in self._groups.items()}
         self._ruled_out: dict[str, float] = {}      # algorithm -> its lowest lower bound, above a measured time
 
     # -- the model ------------------------------------------------------------------------------
@@ -142,7 +143,7 @@ class Study:
         return True
 
     def _open_points(self) -> frozenset:
-        return frozenset(config_key(p) for a, group in self._groups.items() if a not in self._ruled_out for p in group)
+        return frozenset().union(*(keys for a, keys in self._group_keys.items() if a not in self._ruled_out))
 
     def _describe(self) -> None:
         attrs = self.study.user_attrs

@@ -49,34 +49,28 @@ def _searched(kernel_name: str, params: str) -> str | None:
 
 
 def build(frames) -> dict[str, LookupTable]:
-    """One table per device from measurement frames (rows of MEASURED)."""
+    """One table per device from measurement frames (rows of MEASURED): each kernel's rows, and each
+    family's candidates' rows again under the family's name, kept fastest per key by ``merge``."""
     import pandas as pd
 
     rows = pd.concat(list(frames), ignore_index=True)
     rows["params"] = [_searched(k, p) for k, p in zip(rows.kernel, rows.params)]
     rows = rows[rows.params.notna()]
-    best = rows.sort_values("median_ms").drop_duplicates(["device", "kernel", "dtype", "size", "case", "params"])
-    tables = {}
-    for device, group in best.groupby("device"):
-        table = LookupTable()
-        for r in group.itertuples():
-            table.record(device=device, kernel=r.kernel, dtype=r.dtype, size=r.size, case=json.loads(r.case or "{}"),
-                         params=json.loads(r.params), median_ms=r.median_ms, objective="measure", study=r.study)
-        for family in FAMILIES.values():
-            _record_family(table, family, group, device)
-        tables[device] = table
-    return tables
+    rows["case"] = [json.dumps(json.loads(c or "{}"), sort_keys=True) for c in rows["case"]]
+    rows = pd.concat([rows] + [_as_family(f, rows) for f in FAMILIES.values()], ignore_index=True)
+    rows = rows.assign(predicted_ms=None, peer="", peer_ms=None, objective="measure", recorded="")[COLUMNS]
+    return {device: LookupTable.merge(LookupTable(group.reset_index(drop=True)))
+            for device, group in rows.groupby("device")}
 
 
-def _record_family(table: LookupTable, family, group, device: str) -> None:
-    """Each (dtype, size, case) of the family's candidates: its fastest candidate as the family's row."""
-    members = {*family.algorithms, *family.peers}
+def _as_family(family, rows):
+    """The rows of the family's candidates as the family's rows: kernel the family, the algorithm a parameter."""
     keys = {k for a in family.algorithms for k in kernels.get(a).default_case}
-    for r in group[group.kernel.isin(members)].itertuples():
-        case = {k: v for k, v in json.loads(r.case or "{}").items() if k in keys}
-        table.record(device=device, kernel=family.name, dtype=r.dtype, size=r.size, case=case,
-                     params={ALGORITHM: r.kernel, **json.loads(r.params)}, median_ms=r.median_ms,
-                     objective="measure", study=r.study)
+    mine = rows[rows.kernel.isin({*family.algorithms, *family.peers})]
+    return mine.assign(
+        kernel=family.name,
+        case=[json.dumps({k: v for k, v in json.loads(c).items() if k in keys}, sort_keys=True) for c in mine["case"]],
+        params=[json.dumps({ALGORITHM: k, **json.loads(p)}, sort_keys=True) for k, p in zip(mine.kernel, mine.params)])
 
 
 def write(tables: dict[str, LookupTable], folder: Path) -> list[Path]:
@@ -84,6 +78,5 @@ def write(tables: dict[str, LookupTable], folder: Path) -> list[Path]:
     paths = []
     for device, table in tables.items():
         table.frame = table.frame.sort_values(["kernel", "dtype", "size", "case"])[COLUMNS].reset_index(drop=True)
-        table.frame["recorded"] = ""              # rebuilt tables differ only where a measurement did
         paths.append(table.save(folder / f"{slug(device)}.csv"))
     return paths

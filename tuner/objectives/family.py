@@ -38,7 +38,7 @@ class FamilyObjective(Objective):
 
     def __call__(self, params):
         name, prob, own = self.problem.split(params)
-        member = self._members.get(name) or self._build(name, prob)
+        member = self._members.get(name) or (None if name in self._unusable else self._build(name, prob))
         if member is None:
             raise TrialFailed(f"{name}: {self._unusable[name]}")
         outcome = member(own)
