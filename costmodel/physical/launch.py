@@ -141,6 +141,14 @@ def blocks_per_sm(launch: Launch, machine, registers: int, static_shared: int) -
     return max(0, min(limits))
 
 
+WARP_LANES = 32
+
+
+def warp_flops(fp64: bool, machine) -> float:
+    """Flops of one warp's FMA instruction: 2 per lane; float64 at the measured fraction of the float32 rate."""
+    return 2 * WARP_LANES * (machine["fma_f64"] / machine["fma_f32"] if fp64 else 1.0)
+
+
 def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     res = machine.resources(launch.function)
     registers, static = (res.registers, res.static_shared) if res else (32, 0)
@@ -158,7 +166,11 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     wavefront_ns = 1.0 / machine["clock"]                # one shared wavefront per cycle per SM
     block_ns = machine["block_launch"] + launch.warps * machine["warp_launch"]
     per_block_dram, per_block_l2 = served.dram / grid, served.l2 / grid
-    lat = launch.rounds * latency + launch.shared_rounds * shared_latency
+    # a warp issues one instruction per cycle and waits for its own shared wavefronts, so one block's
+    # critical path also holds its warps' share of the FMAs and wavefronts: what few warps cannot hide
+    warp_issue = (launch.flops / launch.warps / warp_flops(launch.fp64, machine)
+                  + launch.shared_wavefronts / launch.warps) / machine["clock"]
+    lat = launch.rounds * latency + launch.shared_rounds * shared_latency + warp_issue
 
     def wave(k: int) -> tuple[float, float]:
         mem = k * (per_block_dram / beta + per_block_l2 / machine["l2_bandwidth"])
