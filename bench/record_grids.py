@@ -4,7 +4,7 @@ Every feasible point of each case's search space is measured once through the tu
 ``measure`` objective (output checked against numpy, first run under a time limit), and the
 case's peer and the copy of the same size are measured beside it. The CSV is what
 ``--objective replay`` and ``bench/replay_compare.py`` read.
-Run: ``python bench/record_grids.py [--out DIR] [--repeats R] [--only KERNEL]``.
+Run: ``python bench/record_grids.py [--out DIR] [--repeats R] [--only KERNEL[,KERNEL...]]``.
 """
 from __future__ import annotations
 
@@ -56,13 +56,14 @@ def record(name, size, case, repeats, device):
 
 
 def main() -> None:
-    args, out = setup(__doc__, repeats=10, extra=lambda p: p.add_argument("--only", default=None))
+    args, out = setup(__doc__, repeats=10, extra=lambda p: p.add_argument("--only", default=None,
+                                                                     help="comma-separated kernels to record"))
     from kernels.timing import Device
 
     device = Device.current().name
     rows = []
     for name, size, case in CASES:
-        if args.only and name != args.only:
+        if args.only and name not in args.only.split(","):
             continue
         start = time.perf_counter()
         got = record(name, size, case, args.repeats, device)

@@ -265,6 +265,25 @@ def test_two_workers_share_one_sqlite_study(tmp_path):
     assert {t.user_attrs["worker"] for t in s.get_trials() if counted(t)} and s.user_attrs["kernel"] == "conv_hmm"
 
 
+def test_workers_option_runs_one_study_in_several_processes(tmp_path):
+    url = f"sqlite:///{tmp_path / 'studies.db'}"
+    cmd = [sys.executable, "-m", "memtune", "tune", "conv_hmm", "--n", str(1 << 20), "--case", "v=3", "--objective",
+           "model", "--trials", "24", "--storage", url, "--workers", "3", "--seed", "5", "--json"]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=300,
+                          env={**os.environ, "MEMTUNE_DATA_DIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["runs"] == 24 and result["study"].startswith("conv_hmm:float32:n=1048576,v=3:model@model:")
+    s = _check_exact(url, result["study"], 24)
+    workers = {t.user_attrs["worker"] for t in s.get_trials() if counted(t)}
+    assert len(workers) >= 2 and f"{os.uname().nodename}:{os.getpid()}" not in workers   # run by the workers
+
+
+def test_workers_refuse_an_in_memory_study():
+    with pytest.raises(tuner.TunerError, match="storage: workers cannot share an in-memory study"):
+        tuner.tune(tuner.problem("conv_hmm", 1 << 20, v=3), objective="model", trials=4, storage=":memory:", workers=2)
+
+
 def test_a_killed_worker_is_resumed_with_no_finished_trial_lost(tmp_path):
     import optuna
 

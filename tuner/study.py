@@ -29,7 +29,7 @@ from .errors import TrialFailed, TunerError
 from .storage import open_storage, quiet
 from .strategies import STRATEGIES
 from .trials import config_key, trial_params
-from .workers import MarkingSampler, fail_zombies, is_dead
+from .workers import MarkingSampler, fail_zombies, gpu_label, is_dead
 
 ENQUEUE = 3          # the model's best predictions run first
 PARAMS_WAIT_S = 5.0  # how long a duplicate check waits for another worker to write its trial's parameters
@@ -66,9 +66,9 @@ class _Progress:
                    best=min(values) if values else None, tried=frozenset(config_key(t.params) for t in trials if t.params))
 
 
-def default_study_name(problem, objective) -> str:
+def default_study_name(problem, objective: str, device: str) -> str:
     case = "".join(f",{k}={v}" for k, v in sorted(problem.case.items()))
-    return f"{problem.name}:{problem.dtype}:n={problem.size}{case}:{objective.name}@{objective.device}"
+    return f"{problem.name}:{problem.dtype}:n={problem.size}{case}:{objective}@{device}"
 
 
 @dataclass
@@ -111,8 +111,9 @@ class Study:
         if not self.points:
             raise TunerError(f"{problem.describe()}: no feasible configuration in its search space")
         self.storage = storage if storage is not None and not isinstance(storage, str) else open_storage(storage)
-        self.name = name or default_study_name(problem, objective)
-        sampler = MarkingSampler(STRATEGIES[strategy](problem, self.predict, seed))
+        self.name = name or default_study_name(problem, objective.name, objective.device)
+        sampler = MarkingSampler(STRATEGIES[strategy](problem, self.predict, seed),
+                                 gpu=gpu_label() if objective.name == "measure" else None)
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         self.study = optuna.create_study(storage=self.storage, study_name=self.name, direction="minimize",
                                          sampler=sampler, load_if_exists=True)

@@ -9,7 +9,8 @@ from .lookup import LookupTable
 from .family import FamilyProblem
 from .objectives import FamilyObjective, Grid, MeasureObjective, ModelObjective, ReplayObjective
 from .problem import Problem
-from .study import Study, StudyResult
+from .study import Study, StudyResult, default_study_name
+from .workers import run_workers, visible_gpus
 
 # the grids recorded on the H100 (in a clone of the repository; an installed memtune needs --grid)
 DEFAULT_GRID = Path(__file__).resolve().parents[1] / "bench" / "grids" / "h100" / "grids.csv"
@@ -66,14 +67,26 @@ def _objective(problem: Problem, kind: str, shared: dict, repeats: int, time_lim
 def tune(problem, objective: str = "auto", trials: int = 30, storage: str | None = None,
          study: str | None = None, strategy: str = "model", seed: int | None = None, progress: bool = False,
          grid: str | None = None, table: str | None = None, calibration: str | None = None,
-         repeats: int = 20) -> StudyResult:
+         repeats: int = 20, workers: int = 1, record: bool = True) -> StudyResult:
     """Run (or resume) a study of a kernel or a family and record its best measured configuration (for a
-    family, also each algorithm's best) in the lookup table."""
+    family, also each algorithm's best) in the lookup table.
+
+    ``workers`` > 1 runs that many processes of the one study on its storage, one per GPU of this host
+    (round-robin where there are fewer GPUs, plain processes where there are none); this process then
+    reads the result and records it. ``record=False`` leaves the lookup table alone (a worker's run)."""
+    if workers > 1:
+        study = study or shared_study_name(problem, objective, grid, calibration)
+        if storage == ":memory:":
+            raise TunerError("storage: workers cannot share an in-memory study; give a SQLite or PostgreSQL URL")
+        spec = {"name": problem.name, "size": problem.size, "dtype": problem.dtype, "case": dict(problem.case)}
+        options = {"objective": objective, "trials": trials, "storage": storage, "study": study,
+                   "strategy": strategy, "seed": seed, "grid": grid, "calibration": calibration, "repeats": repeats}
+        run_workers(spec, options, workers, visible_gpus())
     obj = make_objective(problem, objective, grid, repeats, calibration=calibration)
     problem = obj.problem
     cal = load_model(MODEL_DEVICE if obj.name == "model" else obj.device, calibration)
     result = Study(problem, obj, cal, storage=storage, name=study, strategy=strategy, seed=seed).run(trials, progress)
-    if result.best_params is not None and obj.name != "model":
+    if record and result.best_params is not None and obj.name != "model":
         lookup = LookupTable.read(table)
         for name, best in result.by_algorithm.items():
             member = getattr(problem, "candidates", {}).get(name)
@@ -87,3 +100,17 @@ def tune(problem, objective: str = "auto", trials: int = 30, storage: str | None
                       objective=obj.name, study=result.study)
         lookup.save(table)
     return result
+
+
+def shared_study_name(problem, objective: str, grid: str | None, calibration: str | None) -> str:
+    """The default study name, found without building the objective (no inputs on the GPU)."""
+    kind = ("measure" if gpu_available() else "model") if objective == "auto" else objective
+    if kind == "measure":
+        from kernels.timing import Device
+
+        device = Device.current().name
+    elif kind == "replay":
+        device = Grid.read(grid or DEFAULT_GRID).device()
+    else:
+        device = f"model:{load_model(MODEL_DEVICE, calibration).device}"
+    return default_study_name(problem, kind, device)

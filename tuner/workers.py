@@ -11,14 +11,22 @@ is a zombie when its worker is gone:
 
 Each worker fails the zombies when it starts, and re-queues a zombie's configuration where it had one,
 so a killed study resumes at once and the duplicate check never waits on a dead trial.
+
+:func:`run_workers` starts the workers of one study on one host: one process per GPU (each sees only
+its own through ``CUDA_VISIBLE_DEVICES``), all on the same Optuna storage. Beyond one host the same
+study is shared by starting ``memtune tune`` on each host with one PostgreSQL ``--storage`` URL.
 """
 from __future__ import annotations
 
+import multiprocessing
 import os
 import socket
+import sys
 from datetime import datetime
 
 import optuna
+
+from .errors import TunerError
 
 UNMARKED_S = 5.0
 HOST = socket.gethostname()
@@ -69,14 +77,17 @@ def fail_zombies(study) -> list[int]:
 
 
 class MarkingSampler(optuna.samplers.BaseSampler):
-    """A sampler that marks each new trial with this worker and a heartbeat before delegating to ``base``."""
+    """A sampler that marks each new trial with this worker (and its GPU, where it measures) and a
+    heartbeat before delegating to ``base``."""
 
-    def __init__(self, base: optuna.samplers.BaseSampler):
-        self.base = base
+    def __init__(self, base: optuna.samplers.BaseSampler, gpu: str | None = None):
+        self.base, self.gpu = base, gpu
 
     def before_trial(self, study, trial) -> None:
         storage = study._storage
         storage.set_trial_user_attr(trial._trial_id, "worker", worker_id())
+        if self.gpu:
+            storage.set_trial_user_attr(trial._trial_id, "gpu", self.gpu)
         if hasattr(storage, "record_heartbeat"):
             storage.record_heartbeat(trial._trial_id)
         self.base.before_trial(study, trial)
@@ -95,3 +106,65 @@ class MarkingSampler(optuna.samplers.BaseSampler):
 
     def reseed_rng(self) -> None:
         self.base.reseed_rng()
+
+
+def gpu_label() -> str | None:
+    """This process's GPU as a trial records it: name and PCI bus (None without one)."""
+    try:
+        from kernels.base import cupy
+
+        cp = cupy()
+        device = cp.cuda.Device()
+        name = cp.cuda.runtime.getDeviceProperties(device.id)["name"]
+        return f"{name.decode() if isinstance(name, bytes) else name} (PCI {device.pci_bus_id})"
+    except Exception:
+        return None
+
+
+def visible_gpus() -> list[str]:
+    """The GPUs this process may hand to workers, as ``CUDA_VISIBLE_DEVICES`` entries (none without a GPU)."""
+    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if listed is not None:
+        return [g.strip() for g in listed.split(",") if g.strip()]
+    try:
+        from kernels.base import cupy
+
+        return [str(i) for i in range(cupy().cuda.runtime.getDeviceCount())]
+    except Exception:
+        return []
+
+
+def run_workers(problem: dict, options: dict, workers: int, gpus: list[str]) -> None:
+    """Run ``workers`` processes of one study, GPUs dealt round-robin; they share ``options['storage']``.
+
+    ``problem`` names the problem (name, size, dtype, case) and ``options`` are :func:`tuner.tune`'s
+    keyword arguments; worker ``i`` gets ``seed + i`` so that the samplers do not propose in step.
+    """
+    context = multiprocessing.get_context("spawn")     # a fresh interpreter: no CUDA context inherited
+    procs = [context.Process(target=_worker, name=f"memtune-worker-{i}",
+                             args=(problem, options, i, gpus[i % len(gpus)] if gpus else None))
+             for i in range(workers)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    failed = [f"worker {i} exit {p.exitcode}" for i, p in enumerate(procs) if p.exitcode]
+    if failed:
+        raise TunerError(f"workers: {', '.join(failed)}; the study keeps every trial they finished: "
+                         "run the same command again to resume it")
+
+
+def _worker(problem: dict, options: dict, index: int, gpu: str | None) -> None:
+    if gpu is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = gpu
+    from .errors import MemtuneError
+    from .family import problem_of
+    from .tune import tune
+
+    seed = options.get("seed")
+    try:
+        tune(problem_of(problem["name"], problem["size"], problem["dtype"], **problem["case"]),
+             **{**options, "seed": None if seed is None else seed + index}, record=False)
+    except MemtuneError as exc:
+        sys.stderr.write(f"memtune worker {index}: {exc}\n")
+        raise SystemExit(2) from None

@@ -21,6 +21,9 @@ def add_arguments(parser):
     parser.add_argument("--table", default=None, help="lookup table to update (default: in the data directory)")
     parser.add_argument("--calibration", default=None, help="fitted calibration TOML, an optional refinement (default: the physical model on the machine file)")
     parser.add_argument("--repeats", type=positive, default=20, help="timed repeats per configuration")
+    parser.add_argument("--workers", type=positive, default=1,
+                        help="processes sharing the study, one per GPU of this host (default 1; needs a file or server --storage, "
+                             "the default SQLite is one)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_json_flag(parser)
 
@@ -34,7 +37,8 @@ def run(args) -> int:
     result = tuner.tune(problem, objective=args.objective, trials=args.trials, storage=args.storage,
                         study=args.study, strategy=args.strategy, seed=args.seed,
                         progress=not (args.no_progress or args.json) and sys.stderr.isatty(),
-                        grid=args.grid, table=args.table, calibration=args.calibration, repeats=args.repeats)
+                        grid=args.grid, table=args.table, calibration=args.calibration, repeats=args.repeats,
+                        workers=args.workers)
     if args.objective == "auto" and result.objective == "model":
         sys.stderr.write("memtune tune: no GPU here (CuPy cannot run): the study ran on the physical model (machine file of the H100); "
                          "on a GPU the same command measures\n")
