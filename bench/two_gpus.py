@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def one_run(kernel: str, n: int, trials: int, workers: int, seed: int, work: Path) -> dict:
+def one_run(kernel: str, n: int, trials: int, workers: int, seed: int, work: Path, case: str | None) -> dict:
     import optuna
 
     import tuner
@@ -32,19 +32,31 @@ def one_run(kernel: str, n: int, trials: int, workers: int, seed: int, work: Pat
     url = f"sqlite:///{work / f'w{workers}.db'}"
     cmd = [sys.executable, "-m", "memtune", "tune", kernel, "--n", str(n), "--objective", "measure",
            "--trials", str(trials), "--workers", str(workers), "--storage", url, "--study", f"w{workers}",
-           "--seed", str(seed), "--table", str(work / f"w{workers}.csv"), "--json"]
+           "--seed", str(seed), "--table", str(work / f"w{workers}.csv"), "--json"] + (["--case", case] if case else [])
     env = {**os.environ, "CUPY_CACHE_DIR": str(work / f"cupy{workers}"), "MEMTUNE_DATA_DIR": str(work / f"d{workers}")}
-    start = time.perf_counter()
+    start, start_epoch = time.perf_counter(), time.time()
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
     wall = time.perf_counter() - start
     if done.returncode:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr}")
     study = optuna.load_study(study_name=f"w{workers}", storage=tuner.open_storage(url))
-    ran = [t for t in study.get_trials() if counted(t)]
+    trials = study.get_trials()
+    ran = [t for t in trials if counted(t)]
     keys = collections.Counter(json.dumps(t.params, sort_keys=True) for t in ran)
     per_gpu = collections.Counter(t.user_attrs.get("gpu", "?") for t in ran)
+    first = min(t.datetime_start for t in trials).timestamp()
+    last = max(t.datetime_complete for t in trials if t.datetime_complete).timestamp()
+    busy = collections.Counter()
+    for t in ran:
+        busy[t.user_attrs.get("gpu", "?")] += (t.datetime_complete - t.datetime_start).total_seconds()
     return {"gpus": workers, "wall_s": wall, "trials_run": len(ran), "duplicates": sum(c - 1 for c in keys.values()),
-            "per_gpu": dict(per_gpu), "best_ms": json.loads(done.stdout)["best_ms"]}
+            "per_gpu": dict(per_gpu), "best_ms": json.loads(done.stdout)["best_ms"],
+            "before_first_trial_s": first - start_epoch, "first_to_last_trial_s": last - first,
+            "after_last_trial_s": start_epoch + wall - last, "trial_seconds_per_gpu": dict(busy),
+            "timeline": [[t.number, t.user_attrs.get("gpu", "?")[-8:], t.state.name,
+                          round(t.datetime_start.timestamp() - start_epoch, 2),
+                          round((t.datetime_complete - t.datetime_start).total_seconds(), 2) if t.datetime_complete else None]
+                         for t in trials]}
 
 
 def main() -> int:
@@ -53,12 +65,13 @@ def main() -> int:
     parser.add_argument("--n", type=int, default=4096 * 4096)
     parser.add_argument("--trials", type=int, default=40)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--case", default=None, help="case of the kernel, as for memtune tune (e.g. v=3)")
     parser.add_argument("--out", default=os.environ.get("OUT", "."))
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        runs = [one_run(args.kernel, args.n, args.trials, w, args.seed, Path(tmp)) for w in (1, 2)]
+        runs = [one_run(args.kernel, args.n, args.trials, w, args.seed, Path(tmp), args.case) for w in (1, 2)]
     for r in runs:
-        print(json.dumps(r), flush=True)
+        print(json.dumps({k: v for k, v in r.items() if k != "timeline"}), flush=True)
     result = {"command": f"memtune tune {args.kernel} --n {args.n} --objective measure --trials {args.trials} --workers W",
               "trials": args.trials, "storage": "sqlite:///<fresh file>", "runs": runs,
               "speedup": runs[0]["wall_s"] / runs[1]["wall_s"]}

@@ -187,6 +187,21 @@ def test_tables_keep_each_kernels_fastest_and_each_familys_fastest_candidate(tmp
                    ("sat", json.dumps({"algorithm": "sat_1pr1w", "r": 0.8, "rows": 8}, sort_keys=True)): 0.25}
 
 
+def test_each_device_answers_from_its_own_shipped_table_or_its_own_machine_file(data_dir):
+    transpose = tuner.problem("hmm_transpose", 16384 ** 2)
+    h200 = tuner.lookup(transpose, tuner.LookupTable.read(), tuner.load_model("NVIDIA H200"), "H200")
+    h100 = tuner.lookup(transpose, tuner.LookupTable.read(), tuner.load_model(), "H100")
+    assert (h200.source, h200.device, h200.params) == ("measured", "NVIDIA H200", {"d": 1056, "rows": 8, "tile": 64})
+    assert (h100.source, h100.device, h100.params) == ("measured", H100, {"d": 0, "rows": 8, "tile": 64})
+    assert 0.55 < h200.median_ms < 0.65 and 0.70 < h100.median_ms < 0.80       # bench/grids/h{1,2}00/grids.csv
+    empty = tuner.LookupTable()
+    sat = tuner.problem("sat_1pr1w", 1024 ** 2)
+    on = {d: tuner.lookup(sat, empty, tuner.load_model(d), d, shipped=False) for d in ("NVIDIA H200", H100)}
+    assert {a.source for a in on.values()} == {"model"}
+    assert tuner.load_model("H200").machine.device == "NVIDIA H200"         # the H200's probe, not the H100's
+    assert on["NVIDIA H200"].predicted_ms != on[H100].predicted_ms
+
+
 def test_the_shipped_h100_table_is_built_from_the_committed_measurements():
     import importlib.util
 

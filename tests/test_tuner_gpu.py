@@ -21,7 +21,7 @@ def test_measured_study_records_the_best_in_the_lookup_table():
     assert result.states["complete"] == 6 and result.best_ms > 0
     assert result.peer == "cupy_transpose" and result.peer_ms > 0
     answer = tuner.lookup(prob, tuner.LookupTable.read(), tuner.load_calibration(result.device))
-    assert answer.source == "measured" and answer.params == result.best_params and "H100" in answer.device
+    assert answer.source == "measured" and answer.params == result.best_params and answer.device == result.device
 
 
 def test_faults_become_failed_trials_and_the_study_goes_on(monkeypatch):

@@ -9,8 +9,9 @@ from .lookup import LookupTable
 from .family import FamilyProblem
 from .objectives import FamilyObjective, Grid, MeasureObjective, ModelObjective, ReplayObjective
 from .problem import Problem
+from .storage import open_storage
 from .study import Study, StudyResult, default_study_name
-from .workers import run_workers, visible_gpus
+from .workers import Workers, pin_to, visible_gpus
 
 # the grids recorded on the H100 (in a clone of the repository; an installed memtune needs --grid)
 DEFAULT_GRID = Path(__file__).resolve().parents[1] / "bench" / "grids" / "h100" / "grids.csv"
@@ -71,21 +72,29 @@ def tune(problem, objective: str = "auto", trials: int = 30, storage: str | None
     """Run (or resume) a study of a kernel or a family and record its best measured configuration (for a
     family, also each algorithm's best) in the lookup table.
 
-    ``workers`` > 1 runs that many processes of the one study on its storage, one per GPU of this host
-    (round-robin where there are fewer GPUs, plain processes where there are none); this process then
-    reads the result and records it. ``record=False`` leaves the lookup table alone (a worker's run)."""
+    ``workers`` > 1 runs the one study in that many processes on its storage, one per GPU of this host
+    (round-robin where there are fewer GPUs, plain processes where there are none): this process is
+    the first of them, then reads the whole study's result and records it. ``record=False`` leaves the lookup table alone (a worker's run)."""
+    helpers = None
     if workers > 1:
-        study = study or shared_study_name(problem, objective, grid, calibration)
         if storage == ":memory:":
             raise TunerError("storage: workers cannot share an in-memory study; give a SQLite or PostgreSQL URL")
+        gpus = visible_gpus()
+        pin_to(gpus[0] if gpus else None)                      # this process is worker 0
+        open_storage(storage)                                  # the schema exists before the workers race to it
+        study = study or shared_study_name(problem, objective, grid, calibration)
         spec = {"name": problem.name, "size": problem.size, "dtype": problem.dtype, "case": dict(problem.case)}
-        options = {"objective": objective, "trials": trials, "storage": storage, "study": study,
-                   "strategy": strategy, "seed": seed, "grid": grid, "calibration": calibration, "repeats": repeats}
-        run_workers(spec, options, workers, visible_gpus())
+        options = {"objective": objective, "trials": trials, "storage": storage, "study": study, "strategy": strategy,
+                   "seed": seed, "grid": grid, "calibration": calibration, "repeats": repeats}
+        helpers = Workers(spec, options, workers, gpus)
     obj = make_objective(problem, objective, grid, repeats, calibration=calibration)
     problem = obj.problem
     cal = load_model(MODEL_DEVICE if obj.name == "model" else obj.device, calibration)
-    result = Study(problem, obj, cal, storage=storage, name=study, strategy=strategy, seed=seed).run(trials, progress)
+    runner = Study(problem, obj, cal, storage=storage, name=study, strategy=strategy, seed=seed)
+    result = runner.run(trials, progress)
+    if helpers is not None:
+        helpers.join()
+        result = runner.result()
     if record and result.best_params is not None and obj.name != "model":
         lookup = LookupTable.read(table)
         for name, best in result.by_algorithm.items():

@@ -12,7 +12,7 @@ is a zombie when its worker is gone:
 Each worker fails the zombies when it starts, and re-queues a zombie's configuration where it had one,
 so a killed study resumes at once and the duplicate check never waits on a dead trial.
 
-:func:`run_workers` starts the workers of one study on one host: one process per GPU (each sees only
+:class:`Workers` starts the workers of one study on one host: one process per GPU (each sees only
 its own through ``CUDA_VISIBLE_DEVICES``), all on the same Optuna storage. Beyond one host the same
 study is shared by starting ``memtune tune`` on each host with one PostgreSQL ``--storage`` URL.
 """
@@ -122,41 +122,52 @@ def gpu_label() -> str | None:
 
 
 def visible_gpus() -> list[str]:
-    """The GPUs this process may hand to workers, as ``CUDA_VISIBLE_DEVICES`` entries (none without a GPU)."""
+    """The GPUs this process may hand to workers, as ``CUDA_VISIBLE_DEVICES`` entries (none without a GPU).
+
+    Read without initialising CUDA (the driver's /proc entries), so this process can still pin itself."""
     listed = os.environ.get("CUDA_VISIBLE_DEVICES")
     if listed is not None:
         return [g.strip() for g in listed.split(",") if g.strip()]
-    try:
-        from kernels.base import cupy
-
-        return [str(i) for i in range(cupy().cuda.runtime.getDeviceCount())]
-    except Exception:
-        return []
+    proc = "/proc/driver/nvidia/gpus"
+    if os.path.isdir(proc):
+        return [str(i) for i in range(len(os.listdir(proc)))]
+    return []
 
 
-def run_workers(problem: dict, options: dict, workers: int, gpus: list[str]) -> None:
-    """Run ``workers`` processes of one study, GPUs dealt round-robin; they share ``options['storage']``.
+def pin_to(gpu: str | None) -> None:
+    """Make this process see only ``gpu``, unless CUDA has already started here (then it keeps its device)."""
+    if gpu is not None and not ("cupy" in sys.modules and "cupy.cuda.runtime" in sys.modules):
+        os.environ["CUDA_VISIBLE_DEVICES"] = gpu
 
-    ``problem`` names the problem (name, size, dtype, case) and ``options`` are :func:`tuner.tune`'s
-    keyword arguments; worker ``i`` gets ``seed + i`` so that the samplers do not propose in step.
+
+class Workers:
+    """Workers 1 … ``count - 1`` of one study as processes beside this one (worker 0), GPUs dealt round-robin.
+
+    Worker 0 runs its share in place (pinned with :func:`pin_to` to the first GPU), so the study pays
+    one start-up, not two. ``problem`` names the problem (name, size, dtype, case); ``options`` are
+    :func:`tuner.tune`'s keyword arguments; worker ``i`` gets ``seed + i`` so that the samplers do not
+    propose in step.
     """
-    context = multiprocessing.get_context("spawn")     # a fresh interpreter: no CUDA context inherited
-    procs = [context.Process(target=_worker, name=f"memtune-worker-{i}",
-                             args=(problem, options, i, gpus[i % len(gpus)] if gpus else None))
-             for i in range(workers)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join()
-    failed = [f"worker {i} exit {p.exitcode}" for i, p in enumerate(procs) if p.exitcode]
-    if failed:
-        raise TunerError(f"workers: {', '.join(failed)}; the study keeps every trial they finished: "
-                         "run the same command again to resume it")
+
+    def __init__(self, problem: dict, options: dict, count: int, gpus: list[str]):
+        context = multiprocessing.get_context("spawn")     # a fresh interpreter: no CUDA context inherited
+        self.procs = [context.Process(target=_worker, name=f"memtune-worker-{i}",
+                                      args=(problem, options, i, gpus[i % len(gpus)] if gpus else None))
+                      for i in range(1, count)]
+        for p in self.procs:
+            p.start()
+
+    def join(self) -> None:
+        for p in self.procs:
+            p.join()
+        failed = [f"{p.name} exit {p.exitcode}" for p in self.procs if p.exitcode]
+        if failed:
+            raise TunerError(f"workers: {', '.join(failed)}; the study keeps every trial they finished: "
+                             "run the same command again to resume it")
 
 
 def _worker(problem: dict, options: dict, index: int, gpu: str | None) -> None:
-    if gpu is not None:
-        os.environ["CUDA_VISIBLE_DEVICES"] = gpu
+    pin_to(gpu)
     from .errors import MemtuneError
     from .family import problem_of
     from .tune import tune
