@@ -8,6 +8,7 @@ from .errors import TunerError
 from .lookup import LookupTable
 from .family import FamilyProblem
 from .objectives import FamilyObjective, Grid, MeasureObjective, ModelObjective, ReplayObjective
+from .objectives.model import model_device
 from .problem import Problem
 from .storage import open_storage
 from .study import Study, StudyResult, default_study_name
@@ -121,5 +122,5 @@ def shared_study_name(problem, objective: str, grid: str | None, calibration: st
     elif kind == "replay":
         device = Grid.read(grid or DEFAULT_GRID).device()
     else:
-        device = f"model:{load_model(MODEL_DEVICE, calibration).device}"
+        device = model_device(load_model(MODEL_DEVICE, calibration))
     return default_study_name(problem, kind, device)

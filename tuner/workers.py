@@ -112,11 +112,9 @@ def gpu_label() -> str | None:
     """This process's GPU as a trial records it: name and PCI bus (None without one)."""
     try:
         from kernels.base import cupy
+        from kernels.timing import Device
 
-        cp = cupy()
-        device = cp.cuda.Device()
-        name = cp.cuda.runtime.getDeviceProperties(device.id)["name"]
-        return f"{name.decode() if isinstance(name, bytes) else name} (PCI {device.pci_bus_id})"
+        return f"{Device.current().name} (PCI {cupy().cuda.Device().pci_bus_id})"
     except Exception:
         return None
 
