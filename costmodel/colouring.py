@@ -11,9 +11,24 @@ to rows). The method:
 
 Many independent graphs of the same degree (one per row of a matrix, say) are
 coloured at once by giving each a ``group`` number: their nodes never meet.
-The walks run under numba; a power-of-two degree needs log2 ρ linear passes.
+
+Two ways to split a level in half, one per kind of processor:
+
+* on the CPU (default), closed alternating walks under numba: sequential and
+  linear, a power-of-two degree needs log2 ρ passes;
+* on an array module (``xp``: numpy, or cupy for the GPU), *pairing*: pair
+  each node's edges two by two on the left and on the right; the pairs link
+  the edges into cycles of even length, and colouring each cycle alternately
+  balances every node. The alternation comes from pointer jumping (the
+  smallest edge id of each orbit of f = R∘L, in log2 of the segment's size
+  data-parallel steps), so the whole level is gathers, scatters and one
+  prefix sum: what a GPU does at memory speed. Each level keeps its edges
+  sorted by (segment, left) and (segment, right) with a stable partition,
+  so only the first level sorts.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numba
 import numpy as np
@@ -109,13 +124,17 @@ def _perfect_matching(left, right, nodes):
     return mask
 
 
-def edge_colouring(left, right, nodes: int, degree: int, group=None, groups: int = 1) -> np.ndarray:
+def edge_colouring(left, right, nodes: int, degree: int, group=None, groups: int = 1, xp=None):
     """Colour in ``0..degree-1`` for each edge ``(left[e], right[e])``.
 
     ``group[e]`` (default all 0) separates independent graphs on nodes
     ``0..nodes-1``; every node of every group must have exactly ``degree``
     edges. Edges of one colour then share no node within their group.
+    With ``xp`` (numpy or cupy) the levels are split by pairing on arrays of
+    that module and the colours come back as one of its arrays.
     """
+    if xp is not None:
+        return _pairing_colouring(xp, left, right, nodes, degree, group, groups)
     left = np.asarray(left, dtype=np.int64)
     right = np.asarray(right, dtype=np.int64)
     if left.size != nodes * degree * groups:
@@ -143,6 +162,95 @@ def edge_colouring(left, right, nodes: int, degree: int, group=None, groups: int
             ids, lft, rgt = ids[keep], lft[keep], rgt[keep]
             degree -= 1
     return colour
+
+
+# --- the array version: pairing and pointer jumping -------------------------------------------
+
+def _check_regular_size(size: int, nodes: int, degree: int, groups: int) -> None:
+    if size != nodes * degree * groups:
+        raise ParameterError("degree", f"{size} edges cannot form a {degree}-regular graph "
+                                       f"on {nodes} nodes x {groups} groups")
+
+
+@dataclass
+class _Level:
+    """The edges left to colour, sorted by (segment, left); ``by_right`` lists them by (segment, right).
+
+    A segment is one independent ``degree``-regular graph of ``seg = nodes × degree`` edges, at
+    positions ``k·seg .. (k+1)·seg − 1`` of both orders.
+    """
+
+    ids: object        # original edge index at each position
+    left: object       # (segment, left) key at each position, for the odd-degree matching
+    right: object
+    by_right: object   # positions in (segment, right) order
+    seg: int
+
+
+def _pairing_colouring(xp, left, right, nodes, degree, group, groups):
+    left = xp.asarray(left).astype(xp.int64)
+    right = xp.asarray(right).astype(xp.int64)
+    _check_regular_size(int(left.size), nodes, degree, groups)
+    key_left, key_right = left, right
+    if group is not None:           # (group, node) as one key: group × nodes + node
+        base = xp.asarray(group).astype(xp.int64) * nodes
+        key_left, key_right = base + left, base + right
+    order = xp.argsort(key_left)
+    key_right = key_right[order]
+    level = _Level(order.astype(xp.int64), key_left[order], key_right, xp.argsort(key_right), nodes * degree)
+    colour = xp.zeros(left.size, dtype=xp.int64)
+    while degree > 1:
+        if degree % 2:
+            level = _drop_matching(xp, level, colour, nodes, degree)
+            degree -= 1
+        else:
+            level = _split_by_pairing(xp, level, colour, nodes, degree // 2)
+            degree //= 2
+    return colour
+
+
+def _stable_halves(xp, bit, seg: int):
+    """New position of each entry when every segment puts its 0-entries, then its 1-entries, in order."""
+    i = xp.arange(bit.size, dtype=xp.int64)
+    ones_before = xp.cumsum(bit, dtype=xp.int64) - bit
+    ones_before -= xp.repeat(ones_before[::seg], seg)
+    start = i - i % seg
+    return xp.where(bit == 1, start + seg // 2 + ones_before, i - ones_before)
+
+
+def _split_by_pairing(xp, level: _Level, colour, nodes: int, half: int) -> _Level:
+    m = level.ids.size
+    pos = xp.arange(m, dtype=xp.int64)
+    left_mate = pos ^ 1                     # a (segment, left) run has even length and starts even
+    right_mate = xp.empty_like(pos)
+    right_mate[level.by_right] = level.by_right[pos ^ 1]
+    rep, jump = pos, right_mate[left_mate]  # f = R∘L: two edges along a cycle
+    for _ in range(max(1, (level.seg // 2 - 1).bit_length())):
+        rep = xp.minimum(rep, rep[jump])
+        jump = jump[jump]
+    # e and L(e) lie in the two orbits of one cycle, and so do e and R(e): opposite bits
+    bit = (rep > rep[left_mate]).astype(xp.int64)
+    colour[level.ids] += bit * half
+    # segment k splits into 2k (its 0-edges) and 2k + 1: key k·nodes + v becomes (2k + bit)·nodes + v
+    moved = [level.ids] + [key + (key // nodes + bit) * nodes for key in (level.left, level.right)]
+    new_pos = _stable_halves(xp, bit, level.seg)
+    ids, lkey, rkey = (xp.empty_like(x) for x in moved)
+    ids[new_pos], lkey[new_pos], rkey[new_pos] = moved
+    by_right = xp.empty_like(level.by_right)
+    by_right[_stable_halves(xp, bit[level.by_right], level.seg)] = new_pos[level.by_right]
+    return _Level(ids, lkey, rkey, by_right, level.seg // 2)
+
+
+def _drop_matching(xp, level: _Level, colour, nodes: int, degree: int) -> _Level:
+    """Odd degree: one perfect matching (on the host, scipy) takes colour degree − 1."""
+    to_host = (lambda a: a.get()) if hasattr(level.ids, "get") else (lambda a: a)
+    lkey, rkey = to_host(level.left), to_host(level.right)
+    matched = xp.asarray(_perfect_matching(lkey, rkey, nodes * (lkey.size // level.seg)))
+    colour[level.ids[matched]] += degree - 1
+    keep = ~matched
+    new_index = xp.cumsum(keep, dtype=xp.int64) - 1
+    by_right = new_index[level.by_right[keep[level.by_right]]]
+    return _Level(level.ids[keep], level.left[keep], level.right[keep], by_right, nodes * (degree - 1))
 
 
 def check_colouring(left, right, colour, group=None) -> bool:

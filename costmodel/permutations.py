@@ -93,20 +93,25 @@ def named(name: str, n: int, seed: int | None = 0) -> np.ndarray:
     return _BUILDERS[key](n, seed)
 
 
-def validate(perm, what: str = "perm") -> np.ndarray:
-    """Check that ``perm`` is a permutation of 0..n−1 of an integer dtype."""
-    arr = np.asarray(perm)
+def validate(perm, what: str = "perm", xp=None):
+    """Check that ``perm`` is a permutation of 0..n−1 of an integer dtype.
+
+    With ``xp`` (numpy or cupy) the check runs on that module's arrays and
+    returns one of them (int64); by default a numpy array.
+    """
+    xp = xp or np
+    arr = xp.asarray(perm)
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.integer):
         raise InputFileError(f"{what}: must hold integers, not {arr.dtype}")
     if arr.ndim != 1 or arr.size == 0:
         raise InputFileError(f"{what}: must be a non-empty 1-D array, got shape {arr.shape}")
     n = arr.size
     arr = arr.astype(np.int64)
-    if arr.min() < 0 or arr.max() >= n:
+    if int(arr.min()) < 0 or int(arr.max()) >= n:
         raise InputFileError(f"{what}: values must lie in 0..{n - 1}")
-    seen = np.bincount(arr, minlength=n)
-    if (seen != 1).any():
-        raise InputFileError(f"{what}: not a permutation ({int((seen == 0).sum())} values of 0..{n - 1} missing)")
+    missing = int((xp.bincount(arr, minlength=n) == 0).sum())
+    if missing:
+        raise InputFileError(f"{what}: not a permutation ({missing} values of 0..{n - 1} missing)")
     return arr
 
 

@@ -47,7 +47,7 @@ def _check_divisible(n: int, w: int, what: str = "n") -> None:
         raise ParameterError(what, f"must be a multiple of w = {w}, got {n}")
 
 
-def _warp_order(colour: np.ndarray, bank: np.ndarray, w: int, row: np.ndarray | None = None) -> np.ndarray:
+def _warp_order(colour, bank, w: int, row=None, xp=np):
     """Edges ordered by (row, colour, source bank): warp c gets colour c, lane k bank k.
 
     Each (row, colour) holds exactly w edges with distinct source banks, so the
@@ -55,8 +55,8 @@ def _warp_order(colour: np.ndarray, bank: np.ndarray, w: int, row: np.ndarray | 
     """
     colours = colour.size // w if row is None else colour.size // w // (int(row.max()) + 1)
     key = colour * w + bank if row is None else (row * colours + colour) * w + bank
-    order = np.empty_like(key)
-    order[key] = np.arange(key.size, dtype=key.dtype)
+    order = xp.empty_like(key)
+    order[key] = xp.arange(key.size, dtype=key.dtype)
     return order
 
 
@@ -162,16 +162,22 @@ class RowSchedule:
         return out
 
 
-def row_schedule(row_perm: np.ndarray, w: int) -> RowSchedule:
-    """Per-row conflict-free S_i, D_i for a row-wise permutation (000 §5.4)."""
+def row_schedule(row_perm, w: int, xp=None) -> RowSchedule:
+    """Per-row conflict-free S_i, D_i for a row-wise permutation (000 §5.4).
+
+    With ``xp`` (numpy or cupy) the colouring runs by pairing on that module's arrays
+    (:mod:`costmodel.colouring`) and the schedule's arrays are that module's.
+    """
+    ax = xp or np
+    row_perm = ax.asarray(row_perm)
     nbar = row_perm.shape[1]
-    rows, cols = np.divmod(np.arange(row_perm.size, dtype=np.int64), nbar)
+    rows, cols = ax.divmod(ax.arange(row_perm.size, dtype=ax.int64), nbar)
     src_bank = cols % w
     colour = edge_colouring(src_bank, row_perm.ravel() % w, nodes=w, degree=nbar // w,
-                            group=rows, groups=row_perm.shape[0])
-    order = _warp_order(colour, src_bank, w, rows).reshape(row_perm.shape)
+                            group=rows, groups=row_perm.shape[0], xp=xp)
+    order = _warp_order(colour, src_bank, w, rows, ax).reshape(row_perm.shape)
     s = order % nbar
-    d = np.take_along_axis(row_perm, s, axis=1)
+    d = ax.take_along_axis(row_perm, s, axis=1)
     return RowSchedule(perm=row_perm, s=s, d=d)
 
 
@@ -188,6 +194,7 @@ class HMMSchedule:
     row1: np.ndarray
     col: np.ndarray
     row2: np.ndarray
+    xp: object = None    # the array module that computed it by pairing; None: numpy, by walks
 
     def apply(self, a: np.ndarray) -> np.ndarray:
         """Run the three steps on a flat array ``a`` (numpy); equals b[P[i]] = a[i]."""
@@ -200,13 +207,19 @@ class HMMSchedule:
     def row_schedules(self) -> dict[str, RowSchedule]:
         """Conflict-free S_i, D_i for the three row-wise passes (the middle one on the transpose).
 
-        The three are independent and the colouring releases the GIL, so they
-        are computed on threads.
+        On the CPU the three are independent and the colouring releases the GIL,
+        so they are computed on threads; an array module colours them in turn.
         """
-        steps = {"row1": self.row1, "col": np.ascontiguousarray(self.col.T), "row2": self.row2}
+        steps = {"row1": self.row1, "col": self.col_rows(), "row2": self.row2}
+        if self.xp is not None:
+            return {k: row_schedule(v, self.w, self.xp) for k, v in steps.items()}
         with ThreadPoolExecutor(max_workers=min(3, os.cpu_count() or 1)) as pool:
             futures = {k: pool.submit(row_schedule, v, self.w) for k, v in steps.items()}
             return {k: f.result() for k, f in futures.items()}
+
+    def col_rows(self):
+        """Step 2 as a row-wise permutation of the transpose: row j holds column j's destinations."""
+        return (self.xp or np).ascontiguousarray(self.col.T)
 
     def arrays(self, dtype=None) -> dict[str, np.ndarray]:
         dtype = dtype or narrowest_index_dtype(self.nbar)
@@ -227,21 +240,27 @@ def narrowest_index_dtype(limit: int) -> np.dtype:
     return np.dtype(np.uint64)
 
 
-def hmm_schedule(perm, w: int) -> HMMSchedule:
-    """The scheduled permutation of 000 §5.5 for n = n̄², n̄ a multiple of w."""
-    perm = perms.validate(perm)
+def hmm_schedule(perm, w: int, xp=None) -> HMMSchedule:
+    """The scheduled permutation of 000 §5.5 for n = n̄², n̄ a multiple of w.
+
+    ``xp=cupy`` computes it on the GPU (pairing, :mod:`costmodel.colouring`) and
+    leaves every array there; ``xp=numpy`` runs the same arrays on the CPU (for
+    tests); by default the CPU's walks under numba.
+    """
+    ax = xp or np
+    perm = perms.validate(perm, xp=ax)
     w = positive_int("w", w)
     nbar = perms.square_side(perm.size)
     _check_divisible(nbar, w, "nbar")
-    src_row = np.arange(perm.size, dtype=np.int64) // nbar
-    dst_row, dst_col = np.divmod(perm, nbar)
-    colour = edge_colouring(src_row, dst_row, nodes=nbar, degree=nbar)
+    src_row = ax.arange(perm.size, dtype=ax.int64) // nbar
+    dst_row, dst_col = ax.divmod(perm, nbar)
+    colour = edge_colouring(src_row, dst_row, nodes=nbar, degree=nbar, xp=xp)
     row1 = colour.reshape(nbar, nbar)
-    col = np.empty((nbar, nbar), dtype=np.int64)
+    col = ax.empty((nbar, nbar), dtype=ax.int64)
     col[src_row, colour] = dst_row
-    row2 = np.empty((nbar, nbar), dtype=np.int64)
+    row2 = ax.empty((nbar, nbar), dtype=ax.int64)
     row2[dst_row, colour] = dst_col
-    return HMMSchedule(nbar=nbar, w=w, row1=row1, col=col, row2=row2)
+    return HMMSchedule(nbar=nbar, w=w, row1=row1, col=col, row2=row2, xp=xp)
 
 
 # --- access costs of the DMM permutation algorithms (000 Table 4.3) ---------------------------------

@@ -9,7 +9,8 @@
 // matmul_hmm: c = a x b for n x n row-major matrices. A block computes an M x M tile of c
 // (the paper's m x m submatrix) from M x 8 slices of a and 8 x M slices of b staged in shared
 // memory; each thread keeps an R x R register tile (R = 1 is the paper's one output per
-// thread). p = (M / R)^2 threads. Any n: loads outside the matrices read zero.
+// thread), and B = 2 double-buffers the slices. p = (M / R)^2 threads. Any n: loads outside the
+// matrices read zero.
 
 template <typename T, int TS, int V>
 __device__ void conv_hmm(const T* __restrict__ a, const T* __restrict__ filt, T* __restrict__ c, int n) {
@@ -45,56 +46,137 @@ __device__ void conv_hmm(const T* __restrict__ a, const T* __restrict__ filt, T*
     }
 }
 
-template <typename T, int M, int R>
+// One 16-byte access: 4 float or 2 double.
+template <typename T> struct alignas(16) Quad16 { T v[16 / sizeof(T)]; };
+
+// G consecutive elements of shared memory into registers, 16 bytes at a time where G allows.
+template <typename T, int G>
+__device__ __forceinline__ void read_group(const T* src, T* dst) {
+    constexpr int E = 16 / sizeof(T);
+    if constexpr (G % E == 0) {
+#pragma unroll
+        for (int q = 0; q < G / E; ++q) {
+            Quad16<T> x = reinterpret_cast<const Quad16<T>*>(src)[q];
+#pragma unroll
+            for (int i = 0; i < E; ++i) dst[q * E + i] = x.v[i];
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < G; ++i) dst[i] = src[i];
+    }
+}
+
+// matmul_hmm: a block computes M x M tiles of c (grid-stride over tiles), k-slices of BK = 8 staged
+// through shared memory (a transposed, so both operands are read along a row of shared memory).
+// A thread's R x R outputs are NG x NG groups of G x G (G = min(R, 4)), the groups SPAN = M / NG
+// apart: a warp then reads a's values as a broadcast and b's as 16-byte vectors over consecutive
+// words, both without bank conflicts, and each k step is 2 NG vector loads for R^2 FMAs.
+// STAGES = 2: double buffering, the next slice's global loads are in registers (issued before the
+// current slice's FMAs) and stored to the other buffer after them, one barrier a slice; STAGES = 1:
+// load, barrier, compute, barrier. Global loads are 16 bytes when n is a multiple of 16 / sizeof(T).
+template <typename T, int M, int R, int STAGES>
 __device__ void matmul_hmm(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int n) {
-    constexpr int BK = 8;
-    constexpr int SIDE = M / R;                  // threads per side of the block
-    constexpr int THREADS = SIDE * SIDE;
-    __shared__ T as[BK][M];                      // a slice, transposed: as[k][row]
-    __shared__ T bs[BK][M];                      // b slice: bs[k][col]
-    int tid = threadIdx.x, tx = tid % SIDE, ty = tid / SIDE;
-    int tiles = (n + M - 1) / M;
-    long long total = (long long)tiles * tiles;
+    constexpr int BK = 8, E = 16 / sizeof(T);
+    constexpr int SIDE = M / R, THREADS = SIDE * SIDE;
+    constexpr int G = R < 4 ? R : 4, NG = R / G, SPAN = M / NG;
+    constexpr int VECS = M * BK / E;                       // 16-byte vectors in a slice of a (and of b)
+    constexpr int PER = (VECS + THREADS - 1) / THREADS;
+    __shared__ __align__(16) T as[STAGES][BK][M];          // as[k][row]
+    __shared__ __align__(16) T bs[STAGES][BK][M];          // bs[k][col]
+    const int tid = threadIdx.x, tx = tid % SIDE, ty = tid / SIDE;
+    const bool vec = n % E == 0;
+    const int tiles = (n + M - 1) / M;
+    const long long total = (long long)tiles * tiles;
     for (long long tt = blockIdx.x; tt < total; tt += gridDim.x) {
-        int r0 = (int)(tt / tiles) * M, c0 = (int)(tt % tiles) * M;
+        const int r0 = (int)(tt / tiles) * M, c0 = (int)(tt % tiles) * M;
+        Quad16<T> ra[PER], rb[PER];
+        auto fetch = [&](int k0) {
+#pragma unroll
+            for (int p = 0; p < PER; ++p) {
+                const int e = tid + p * THREADS;
+                if (e >= VECS) break;
+                const int row = e / (BK / E), gr = r0 + row, gka = k0 + (e % (BK / E)) * E;
+                const int kb = e / (M / E), gkb = k0 + kb, gc = c0 + (e % (M / E)) * E;
+                if (vec && gr < n && gka < n) ra[p] = *reinterpret_cast<const Quad16<T>*>(a + (long long)gr * n + gka);
+                else for (int i = 0; i < E; ++i) ra[p].v[i] = gr < n && gka + i < n ? a[(long long)gr * n + gka + i] : T(0);
+                if (vec && gkb < n && gc < n) rb[p] = *reinterpret_cast<const Quad16<T>*>(b + (long long)gkb * n + gc);
+                else for (int i = 0; i < E; ++i) rb[p].v[i] = gkb < n && gc + i < n ? b[(long long)gkb * n + gc + i] : T(0);
+            }
+        };
+        auto stash = [&](int buf) {
+#pragma unroll
+            for (int p = 0; p < PER; ++p) {
+                const int e = tid + p * THREADS;
+                if (e >= VECS) break;
+                const int row = e / (BK / E), ka = (e % (BK / E)) * E;
+#pragma unroll
+                for (int i = 0; i < E; ++i) as[buf][ka + i][row] = ra[p].v[i];
+                *reinterpret_cast<Quad16<T>*>(&bs[buf][e / (M / E)][(e % (M / E)) * E]) = rb[p];
+            }
+        };
         T acc[R][R];
 #pragma unroll
         for (int i = 0; i < R; ++i)
 #pragma unroll
             for (int j = 0; j < R; ++j) acc[i][j] = 0;
-        for (int k0 = 0; k0 < n; k0 += BK) {
-            for (int e = tid; e < M * BK; e += THREADS) {      // a rows r0.., columns k0..k0+7
-                int row = e / BK, k = e % BK;
-                int gr = r0 + row, gk = k0 + k;
-                as[k][row] = (gr < n && gk < n) ? a[(long long)gr * n + gk] : T(0);
-            }
-            for (int e = tid; e < M * BK; e += THREADS) {      // b rows k0..k0+7, columns c0..
-                int k = e / M, col = e % M;
-                int gk = k0 + k, gc = c0 + col;
-                bs[k][col] = (gk < n && gc < n) ? b[(long long)gk * n + gc] : T(0);
-            }
-            __syncthreads();
+        auto compute = [&](int buf) {
 #pragma unroll
             for (int k = 0; k < BK; ++k) {
                 T fa[R], fb[R];
 #pragma unroll
-                for (int i = 0; i < R; ++i) fa[i] = as[k][ty * R + i];
-#pragma unroll
-                for (int j = 0; j < R; ++j) fb[j] = bs[k][tx * R + j];
+                for (int g = 0; g < NG; ++g) {
+                    read_group<T, G>(&as[buf][k][g * SPAN + ty * G], fa + g * G);
+                    read_group<T, G>(&bs[buf][k][g * SPAN + tx * G], fb + g * G);
+                }
 #pragma unroll
                 for (int i = 0; i < R; ++i)
 #pragma unroll
                     for (int j = 0; j < R; ++j) acc[i][j] += fa[i] * fb[j];
             }
+        };
+        if (STAGES == 2) {
+            fetch(0);
+            stash(0);
             __syncthreads();
+            int buf = 0;
+            for (int k0 = 0; k0 < n; k0 += BK, buf ^= 1) {
+                const bool more = k0 + BK < n;
+                if (more) fetch(k0 + BK);
+                compute(buf);
+                if (more) stash(buf ^ 1);
+                __syncthreads();
+            }
+        } else {
+            for (int k0 = 0; k0 < n; k0 += BK) {
+                fetch(k0);
+                stash(0);
+                __syncthreads();
+                compute(0);
+                __syncthreads();
+            }
         }
 #pragma unroll
-        for (int i = 0; i < R; ++i)
+        for (int i = 0; i < R; ++i) {
+            const int gr = r0 + (i / G) * SPAN + ty * G + i % G;
+            if (gr >= n) continue;
 #pragma unroll
-            for (int j = 0; j < R; ++j) {
-                int gr = r0 + ty * R + i, gc = c0 + tx * R + j;
-                if (gr < n && gc < n) c[(long long)gr * n + gc] = acc[i][j];
+            for (int h = 0; h < NG; ++h) {
+                const int gc = c0 + h * SPAN + tx * G;
+                T* dst = c + (long long)gr * n + gc;
+                if (G % E == 0 && vec && gc + G <= n) {
+#pragma unroll
+                    for (int q = 0; q < G / E; ++q) {
+                        Quad16<T> x;
+#pragma unroll
+                        for (int j = 0; j < E; ++j) x.v[j] = acc[i][h * G + q * E + j];
+                        reinterpret_cast<Quad16<T>*>(dst)[q] = x;
+                    }
+                } else {
+#pragma unroll
+                    for (int j = 0; j < G; ++j) if (gc + j < n) dst[j] = acc[i][h * G + j];
+                }
             }
+        }
     }
 }
 
@@ -103,9 +185,10 @@ __device__ void matmul_hmm(const T* __restrict__ a, const T* __restrict__ b, T* 
         conv_hmm<T, TS, V>(a, f, c, n); }
 #define CONV_V(T, S, TS) CONV(T, S, TS, 1) CONV(T, S, TS, 2) CONV(T, S, TS, 3) CONV(T, S, TS, 4) \
     CONV(T, S, TS, 5) CONV(T, S, TS, 6) CONV(T, S, TS, 7)
-#define MATMUL(T, S, M, R)                                                                            \
+#define MATMUL_S(T, S, M, R, B)                                                                       \
     extern "C" __global__ void __launch_bounds__((M / R) * (M / R))                                   \
-    matmul_##S##_m##M##_r##R(const T* a, const T* b, T* c, int n) { matmul_hmm<T, M, R>(a, b, c, n); }
+    matmul_##S##_m##M##_r##R##_b##B(const T* a, const T* b, T* c, int n) { matmul_hmm<T, M, R, B>(a, b, c, n); }
+#define MATMUL(T, S, M, R) MATMUL_S(T, S, M, R, 1) MATMUL_S(T, S, M, R, 2)
 #define ALL(T, S) CONV_V(T, S, 32) CONV_V(T, S, 64) \
     MATMUL(T, S, 32, 1) MATMUL(T, S, 32, 2) MATMUL(T, S, 32, 4) MATMUL(T, S, 64, 2) MATMUL(T, S, 64, 4) \
     MATMUL(T, S, 64, 8) MATMUL(T, S, 128, 4) MATMUL(T, S, 128, 8)

@@ -98,13 +98,14 @@ class Convolution(Kernel):
 
 
 class MatMul(Kernel):
-    """c = a x b, n̄ x n̄ row-major, m x m tiles through shared memory, r x r outputs per thread."""
+    """c = a x b, n̄ x n̄ row-major, m x m tiles through shared memory, r x r outputs per thread, the
+    k-slices single- or double-buffered (``buffers``)."""
 
     name = "matmul_hmm"
     family = "conv_matmul"
     square = True
-    tunables = {"m": (32, 64, 128), "r": (1, 2, 4, 8), "d": GRID}
-    defaults = {"m": 128, "r": 8, "d": 0}
+    tunables = {"m": (32, 64, 128), "r": (1, 2, 4, 8), "buffers": (1, 2), "d": GRID}
+    defaults = {"m": 128, "r": 8, "buffers": 2, "d": 0}
     restrictions = (f"(m, r) in {sorted(MATMUL_TILES)}",)   # the compiled tiles: p = (m/r)^2 threads
     threads = "(m // r) ** 2"
 
@@ -116,24 +117,37 @@ class MatMul(Kernel):
     def compulsory_bytes(self, size, itemsize):
         return 3 * size * itemsize
 
+    @staticmethod
+    def _function(dtype, params) -> str:
+        return f"matmul_{'f32' if dtype == 'float32' else 'f64'}_m{params['m']}_r{params['r']}_b{params['buffers']}"
+
     def launch_plan(self, size, dtype, params, case):
-        """An m x m tile of c per block, k-slices of 8 through shared memory; a thread's r x r outputs take 2r
-        shared loads (r-word vectors: r/4 wavefronts each for float32) and r^2 FMAs a step of k."""
+        """An m x m tile of c per block, k-slices of 8 through shared memory. A thread's r x r outputs are
+        groups of g = min(r, 4): each step of k, a warp reads a's groups as broadcasts (a wavefront each)
+        and b's as 16-byte vectors over consecutive words, and does r^2 FMAs. Single-buffered, a slice is
+        two dependent shared rounds and a global round; double-buffered, the global round of the next
+        slice overlaps the current one's FMAs, so only its shared round is on the critical path."""
         e, nbar, m, r = np.dtype(dtype).itemsize, math.isqrt(size), params["m"], params["r"]
         tiles = cdiv(nbar, m) ** 2
         grid = params["d"] or tiles
         per_block = tiles / grid
         threads = self.threads_of(params)
         warps = cdiv(threads, 32)
-        loads = 2 * max(1, r * e // 16)               # 16-byte shared loads of the r values of a and b
-        wavefronts = nbar * warps * loads * max(1, 16 * 32 // 128 if r * e >= 16 else 1)
+        g = min(r, 4)
+        groups = r // g
+        side = m // r
+        b_bytes = min(32, side) * g * e                  # a warp's distinct bytes of b per group
+        per_step = groups * (1 + max(1, cdiv(b_bytes, 128)))
+        wavefronts = nbar * warps * per_step
+        slices = cdiv(nbar, 8)
+        double = params["buffers"] == 2
         return Plan({"a": size * e, "b": size * e, "out": size * e},
-                    (Launch(f"matmul_{'f32' if dtype == 'float32' else 'f64'}_m{m}_r{r}", grid, threads,
+                    (Launch(self._function(dtype, params), grid, threads,
                             accesses=(Access("a", size * e), Access("b", size * e),
                                       Access("a", 2 * tiles * m * nbar * e - 2 * size * e, cached=True),
                                       Access("out", size * e, write=True)),
-                            rounds=per_block * cdiv(nbar, 8), shared_wavefronts=per_block * wavefronts,
-                            shared_rounds=per_block * cdiv(nbar, 8) * 2, flops=per_block * 2 * m * m * nbar,
+                            rounds=per_block * (1 if double else slices), shared_wavefronts=per_block * wavefronts,
+                            shared_rounds=per_block * slices * (1 if double else 2), flops=per_block * 2 * m * m * nbar,
                             fp64=dtype == "float64", arguments=(3, 1), source=SOURCE),))
 
     def threads_of(self, params) -> int:
@@ -152,9 +166,9 @@ class MatMul(Kernel):
         arrays = {"a": data["a"], "b": data["b"], "out": cupy().empty((nbar, nbar), dtype_of(dtype))}
         return Inputs(nbar * nbar, dtype, 0, arrays, {"nbar": nbar})
 
-    def _run(self, inputs, m, r, d):
+    def _run(self, inputs, m, r, buffers, d):
         nbar = inputs.case["nbar"]
-        fn = function(SOURCE, f"matmul_{'f32' if inputs.dtype == 'float32' else 'f64'}_m{m}_r{r}")
+        fn = function(SOURCE, self._function(inputs.dtype, {"m": m, "r": r, "buffers": buffers}))
         arr = inputs.arrays
         launch(fn, (d or (-(-nbar // m)) ** 2,), (self.threads_of({"m": m, "r": r}),), (arr["a"], arr["b"], arr["out"], np.int32(nbar)))
         return arr["out"]

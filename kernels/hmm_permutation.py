@@ -244,7 +244,7 @@ class RowWise(Kernel):
         nbar = _side(size)
         rng = np.random.default_rng(seed)
         dest = np.argsort(rng.random((nbar, nbar)), axis=1)   # row i: j -> dest[i, j]
-        rs = schedules.row_schedule(dest, 32)
+        rs = schedules.row_schedule(cp.asarray(dest), 32, xp=cp)
         itype = schedules.narrowest_index_dtype(nbar)
         a = _random_data(size, dtype, seed)
         arrays = {"a": cp.asarray(a), "out": cp.empty(size, dtype_of(dtype)), "tmp": cp.empty(size, dtype_of(dtype)),
@@ -277,7 +277,15 @@ class RowWise(Kernel):
 
 
 class Scheduled(Kernel):
-    """The scheduled permutation: five kernels (row-wise, transpose, row-wise, transpose, row-wise)."""
+    """The scheduled permutation: five kernels (row-wise, transpose, row-wise, transpose, row-wise).
+
+    Measured on the H100 (2^26 float32, cold L2): the five passes take 1.18 ms, 6.5 copies of the data
+    (copy 0.181 ms); a row-wise pass alone is about 0.27 ms (1.5 copies: the index read and the
+    designated writes into shared memory). A column-wise kernel in place of transpose, row-wise,
+    transpose (a block holding 16 bytes' worth of adjacent columns whole in shared memory, each thread
+    reading one row's 16 bytes) ran its pass in 0.67 ms, 3.7 copies, so three passes took 1.20 ms: the
+    row-strided 16-byte accesses cost more than the two transposes they save. Not kept.
+    """
 
     name = "hmm_scheduled_permutation"
     family = "hmm_permutation"
@@ -307,10 +315,10 @@ class Scheduled(Kernel):
         cp = cupy()
         nbar = _side(size)
         p = perms.named(perm, size, seed)
-        sched = schedule or schedules.hmm_schedule(p, 32)
+        sched = schedule or schedules.hmm_schedule(p, 32, xp=cp)      # coloured on the GPU, left there
         itype = schedules.narrowest_index_dtype(nbar)
         arrays = {k: cp.asarray(v) for k, v in sched.arrays(itype).items()}
-        arrays["col"] = cp.asarray(np.ascontiguousarray(sched.col.T).astype(itype))   # row-wise on the transpose
+        arrays["col"] = cp.asarray(sched.col_rows().astype(itype))   # row-wise on the transpose
         if row_schedules:
             for step, rs in sched.row_schedules().items():
                 arrays[f"{step}_s"] = cp.asarray(rs.s.astype(itype))

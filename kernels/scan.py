@@ -225,10 +225,11 @@ class LookbackScan(_ScanBase):
     name = "prefix_sums_lookback"
     algorithm = "prefix_sums_optimal"    # costed as the optimal prefix sums on the UMM (one pass, l = L)
     beyond_seeds = True
-    tunables = {"threads": (128, 256, 512, 1024), "vectors": (2, 4, 8, 16)}
+    tunables = {"threads": (128, 256, 512, 1024), "vectors": (2, 4, 8, 16, 32)}
     defaults = {"threads": 512, "vectors": 8}
     restrictions = ("threads * vectors <= 4096",)   # 16 registers a vector: at most 64K a block
     threads = "threads"
+    skew = 0    # a block first loads tile (index + skew) mod grid: tests set 1 to take the reload path
 
     @staticmethod
     def tile(params, itemsize) -> int:
@@ -246,7 +247,7 @@ class LookbackScan(_ScanBase):
         return Plan({"a": size * e, "out": size * e, "status": status},
                     (EPOCH_RESET, Launch(f"scan_lookback_{_sfx(dtype)}_q{params['vectors']}", tiles, params["threads"],
                             accesses=(Access("a", size * e), Access("status", status), Access("out", size * e, write=True)),
-                            rounds=1, chain=0, atomics=1, arguments=(4, 2), source=SOURCE)))
+                            rounds=1, chain=0, atomics=1, arguments=(4, 3), source=SOURCE)))
 
     def bind(self, data, dtype, **case):
         inputs = super().bind(data, dtype, **case)
@@ -261,7 +262,7 @@ class LookbackScan(_ScanBase):
         tiles = -(-n // self.tile({"threads": threads, "vectors": vectors}, np.dtype(inputs.dtype).itemsize))
         epoch = next_epoch(inputs)
         launch(function(SOURCE, f"scan_lookback_{_sfx(inputs.dtype)}_q{vectors}"), (tiles,), (threads,),
-               (arr["a"], arr["out"], np.int64(n), arr["counter"], arr["status"], epoch))
+               (arr["a"], arr["out"], np.int64(n), arr["counter"], arr["status"], epoch, np.uint32(self.skew)))
         return arr["out"]
 
     def bytes_moved(self, inputs):

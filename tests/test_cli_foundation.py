@@ -104,6 +104,14 @@ def test_schedule_cli_from_npy_and_errors(run_cli, tmp_path):
     assert code == 2 and err.startswith("memtune schedule: error: n:")
 
 
+def test_schedule_cli_on_the_gpu_without_one_is_one_line(run_cli, tmp_path, monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "cupy", None)         # as on a machine without CuPy
+    code, _, err = run_cli("schedule", "--kind", "hmm", "--perm", "random", "--n", "4096", "--w", "32",
+                           "--on", "gpu", "--out", str(tmp_path / "o.npz"))
+    assert code == 2 and err.startswith("memtune schedule: error: on:") and err.count("\n") == 1
+
+
 def test_distribution_and_congestion_cli(run_cli):
     code, out, _ = run_cli("distribution", "--perm", "shuffle", "--n", "4096", "--w", "32", "--json")
     assert code == 0 and json.loads(out) == {"D_w": 256, "ratio": 0.0625, "n": 4096, "w": 32}

@@ -116,14 +116,16 @@ def test_conv_hmm(v, nbar, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("nbar", [32, 100, 257, 512])
+@pytest.mark.parametrize("nbar", [32, 100, 257, 258, 512])
 @pytest.mark.parametrize("tile", sorted(kernels.conv_matmul.MATMUL_TILES))
 def test_matmul_hmm(tile, nbar, dtype):
+    """n = 257: scalar global loads; 258: 16-byte loads for float64 only; 100, 512: for both."""
     k = kernels.get("matmul_hmm")
     inputs = k.make_inputs(nbar * nbar, dtype, nbar)
     m, r = tile
-    assert relative_error(k, inputs, m=m, r=r) < TOL[dtype] * 10
-    assert relative_error(k, inputs, m=m, r=r, d=4) < TOL[dtype] * 10
+    for buffers in (1, 2):
+        assert relative_error(k, inputs, m=m, r=r, buffers=buffers) < TOL[dtype] * 10
+        assert relative_error(k, inputs, m=m, r=r, buffers=buffers, d=4) < TOL[dtype] * 10
 
 
 @pytest.mark.parametrize("name", ["cupy_ndimage_convolve", "cupy_signal_convolve2d", "cupy_matmul"])
@@ -178,6 +180,17 @@ def test_lookback_prefix_sums(dtype):
                 assert scan_error(k, inputs, **params) < scan_tol(dtype, size), (size, seed, params)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_lookback_prefix_sums_when_tickets_disagree_with_block_order(dtype, monkeypatch):
+    """Every block's speculative load is of the wrong tile (skew 1): the ticket's reload must win."""
+    k = kernels.get("prefix_sums_lookback")
+    monkeypatch.setattr(k, "skew", 1)
+    for size in (4097, (1 << 20) + 17):
+        inputs = k.make_inputs(size, dtype, 3)
+        for params in ({"threads": 128, "vectors": 2}, {"threads": 512, "vectors": 8}):
+            assert scan_error(k, inputs, **params) < scan_tol(dtype, size), (size, params)
+
+
 @pytest.mark.parametrize("name", ["cupy_sum", "cupy_cumsum"])
 def test_reduction_peers(name):
     k = kernels.get(name)
@@ -201,3 +214,22 @@ def test_sat_kernels(name, dtype):
             grids += [{"r": r} for r in (0.0, 0.05, 0.25, 0.5, 0.6, 0.8)]
         for params in grids:
             assert relative_error(k, inputs, **params) < tol, (nbar, params)
+
+
+@pytest.mark.parametrize("nbar", [96, 1024])
+def test_hmm_schedule_on_the_gpu_is_valid_and_conflict_free(nbar):
+    """Colouring by pairing on the device: realises P, every row-wise step conflict-free."""
+    cp = kernels.base.cupy()
+    from costmodel import schedules
+    perm = perms.random(nbar * nbar, nbar)
+    sched = schedules.hmm_schedule(cp.asarray(perm), 32, xp=cp)
+    host = schedules.HMMSchedule(nbar, 32, *(cp.asnumpy(getattr(sched, k)) for k in ("row1", "col", "row2")))
+    a = np.random.default_rng(nbar).random(nbar * nbar)
+    expected = np.empty_like(a)
+    expected[perm] = a
+    assert np.array_equal(host.apply(a), expected)
+    x = np.random.default_rng(4).random((nbar, nbar))
+    for rs in sched.row_schedules().values():
+        s, d, p = (cp.asnumpy(v) for v in (rs.s, rs.d, rs.perm))
+        assert np.array_equal(schedules.RowSchedule(p, s, d).apply(x), schedules.apply_rows(x, p))
+        assert schedules.is_conflict_free(s.ravel(), 32) and schedules.is_conflict_free(d.ravel(), 32)

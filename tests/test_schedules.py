@@ -80,6 +80,29 @@ def test_edge_colouring_of_random_regular_multigraphs(nodes, degree, groups, see
     assert check_colouring(left, right, colour, group)
 
 
+@settings(max_examples=40, deadline=None)
+@given(nodes=st.integers(1, 9), degree=st.integers(1, 12), groups=st.integers(1, 3), seed=st.integers(0, 2**31))
+def test_pairing_colours_random_regular_multigraphs_in_any_edge_order(nodes, degree, groups, seed):
+    rng = np.random.default_rng(seed)
+    left = np.tile(np.repeat(np.arange(nodes), degree), groups)
+    right = np.concatenate([rng.permutation(np.repeat(np.arange(nodes), degree)) for _ in range(groups)])
+    group = np.repeat(np.arange(groups), nodes * degree)
+    shuffled = rng.permutation(left.size)          # the pairing sorts; the walks expect groups in order
+    left, right, group = left[shuffled], right[shuffled], group[shuffled]
+    colour = edge_colouring(left, right, nodes, degree, group=group, groups=groups, xp=np)
+    assert colour.min() >= 0 and colour.max() < degree
+    assert check_colouring(left, right, colour, group)
+
+
+def test_pairing_splits_a_level_by_alternating_cycles():
+    # two nodes a side, degree 2: edges (0,0) (0,1) (1,0) (1,1) form one 4-cycle; pairing must give
+    # every node one edge of each colour, and the parallel pair (0,0) (0,0) must be split
+    colour = edge_colouring([0, 0, 1, 1], [0, 1, 0, 1], 2, 2, xp=np)
+    assert sorted(colour[:2]) == [0, 1] and colour[0] == colour[3] and colour[1] == colour[2]
+    colour = edge_colouring([0, 0, 1, 1], [0, 0, 1, 1], 2, 2, xp=np)
+    assert sorted(colour[:2]) == [0, 1] and sorted(colour[2:]) == [0, 1]
+
+
 def _expected(perm, a):
     b = np.empty_like(a)
     b[perm] = a
@@ -96,6 +119,20 @@ def test_hmm_schedule_realises_the_permutation(nbar, w, name):
     # each step is a permutation of rows (steps 1, 3) or of columns (step 2)
     for rows in (sched.row1, sched.row2, sched.col.T):
         assert (np.sort(rows, axis=1) == np.arange(nbar)).all()
+
+
+@pytest.mark.parametrize("nbar,w", [(8, 4), (12, 4), (64, 32), (96, 32), (160, 32)])
+@pytest.mark.parametrize("name", ["identical", "random", "transpose"])
+def test_hmm_schedule_by_pairing_realises_the_permutation_conflict_free(nbar, w, name):
+    """The array (GPU) path on numpy: odd degrees (n̄ = 12, 96, 160) take the host matching."""
+    perm = P.named(name, nbar * nbar, seed=nbar + 1)
+    sched = S.hmm_schedule(perm, w, xp=np)
+    a = np.random.default_rng(nbar).random(nbar * nbar)
+    assert np.array_equal(sched.apply(a), _expected(perm, a))
+    x = np.random.default_rng(3).random((nbar, nbar))
+    for rs in sched.row_schedules().values():
+        assert np.array_equal(rs.apply(x), S.apply_rows(x, rs.perm))
+        assert S.is_conflict_free(rs.s.ravel(), w) and S.is_conflict_free(rs.d.ravel(), w)
 
 
 @pytest.mark.parametrize("name", ["shuffle", "bit-reversal"])

@@ -8,7 +8,7 @@ import numpy as np
 
 from costmodel import permutations as perms
 from costmodel import schedules
-from costmodel.errors import InputFileError
+from costmodel.errors import InputFileError, ParameterError
 
 from .common import add_json_flag, positive, print_json
 
@@ -23,8 +23,19 @@ def add_arguments(parser):
     parser.add_argument("--n", type=positive, help="number of elements (a square n = n̄² for --kind hmm)")
     parser.add_argument("--w", type=positive, required=True)
     parser.add_argument("--seed", type=int, default=0, help="seed of the random permutation (default 0)")
+    parser.add_argument("--on", choices=("cpu", "gpu"), default="cpu",
+                        help="cpu: edge colouring by walks (numba); gpu: by pairing on the GPU (CuPy), --kind hmm")
     parser.add_argument("--out", required=True, metavar="FILE.npz")
     add_json_flag(parser)
+
+
+def _gpu_module():
+    try:
+        import cupy
+        cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:   # no CuPy, no driver or no device: one line, not a traceback
+        raise ParameterError("on", f"gpu needs CuPy and a CUDA device ({type(exc).__name__}); use --on cpu") from None
+    return cupy
 
 
 def run(args) -> int:
@@ -38,7 +49,10 @@ def run(args) -> int:
         dtype = schedules.narrowest_index_dtype(perm.size)
         arrays = {"s": sched.s.astype(dtype), "d": sched.d.astype(dtype)}
     else:
-        arrays = schedules.hmm_schedule(perm, args.w).arrays()
+        xp = _gpu_module() if args.on == "gpu" else None
+        arrays = schedules.hmm_schedule(perm, args.w, xp=xp).arrays()
+        if xp is not None:
+            arrays = {k: xp.asnumpy(v) for k, v in arrays.items()}
     seconds = time.perf_counter() - t0
     np.savez(out, **arrays)
     summary = {"kind": args.kind, "n": int(perm.size), "w": args.w, "out": str(out),
