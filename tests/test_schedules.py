@@ -68,27 +68,34 @@ def test_in_place_needs_power_of_two():
         S.in_place_schedule("transpose", 24)
 
 
-@settings(max_examples=30, deadline=None)
-@given(nodes=st.integers(1, 9), degree=st.integers(1, 12), groups=st.integers(1, 3), seed=st.integers(0, 2**31))
-def test_edge_colouring_of_random_regular_multigraphs(nodes, degree, groups, seed):
+REGULAR = dict(nodes=st.integers(1, 9), degree=st.integers(1, 12), groups=st.integers(1, 3),
+               seed=st.integers(0, 2**31))
+
+
+def _random_regular(nodes, degree, groups, seed, shuffle):
+    """Edges of ``groups`` random ``degree``-regular bipartite multigraphs; shuffled: in any order."""
     rng = np.random.default_rng(seed)
     left = np.tile(np.repeat(np.arange(nodes), degree), groups)
     right = np.concatenate([rng.permutation(np.repeat(np.arange(nodes), degree)) for _ in range(groups)])
     group = np.repeat(np.arange(groups), nodes * degree)
+    order = rng.permutation(left.size) if shuffle else np.arange(left.size)
+    return left[order], right[order], group[order]
+
+
+@settings(max_examples=30, deadline=None)
+@given(**REGULAR)
+def test_edge_colouring_of_random_regular_multigraphs(nodes, degree, groups, seed):
+    left, right, group = _random_regular(nodes, degree, groups, seed, shuffle=False)
     colour = edge_colouring(left, right, nodes, degree, group=group, groups=groups)
     assert colour.min() >= 0 and colour.max() < degree
     assert check_colouring(left, right, colour, group)
 
 
 @settings(max_examples=40, deadline=None)
-@given(nodes=st.integers(1, 9), degree=st.integers(1, 12), groups=st.integers(1, 3), seed=st.integers(0, 2**31))
+@given(**REGULAR)
 def test_pairing_colours_random_regular_multigraphs_in_any_edge_order(nodes, degree, groups, seed):
-    rng = np.random.default_rng(seed)
-    left = np.tile(np.repeat(np.arange(nodes), degree), groups)
-    right = np.concatenate([rng.permutation(np.repeat(np.arange(nodes), degree)) for _ in range(groups)])
-    group = np.repeat(np.arange(groups), nodes * degree)
-    shuffled = rng.permutation(left.size)          # the pairing sorts; the walks expect groups in order
-    left, right, group = left[shuffled], right[shuffled], group[shuffled]
+    # the pairing sorts the edges itself; the walks expect each group's edges together
+    left, right, group = _random_regular(nodes, degree, groups, seed, shuffle=True)
     colour = edge_colouring(left, right, nodes, degree, group=group, groups=groups, xp=np)
     assert colour.min() >= 0 and colour.max() < degree
     assert check_colouring(left, right, colour, group)
