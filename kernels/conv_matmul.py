@@ -138,8 +138,13 @@ class MatMul(Kernel):
         side = m // r
         b_bytes = min(32, side) * g * e                  # a warp's distinct bytes of b per group
         per_step = groups * (1 + max(1, cdiv(b_bytes, 128)))
-        wavefronts = nbar * warps * per_step
         slices = cdiv(nbar, 8)
+        # a slice's loads pass the L1 a 128-byte line at a time; storing it: b as 16-byte vectors (4
+        # wavefronts a warp), a transposed element by element, where a warp's lanes cover 8 / E columns
+        # of each row, as many words of one bank
+        vec = 16 // e
+        stash = 2 * m * 8 * e // 128 + (m * 8 // vec // 32) * (4 + vec * (8 // vec))
+        wavefronts = nbar * warps * per_step + slices * stash
         double = params["buffers"] == 2
         return Plan({"a": size * e, "b": size * e, "out": size * e},
                     (Launch(self._function(dtype, params), grid, threads,

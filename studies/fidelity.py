@@ -228,17 +228,18 @@ _BEST_R = (
 )
 
 _FAILS = (
-    "Convolution with few warps a block (p <= 128, small d) is predicted up to 2.4x too slow: the plan counts "
-    "every tap's two shared loads as a dependent round at the shared latency, but the unrolled taps overlap; "
-    "the true chain is the FMA accumulation, which no probe times yet. Matrix multiplication with small "
-    "persistent grids (d = 264 with 64-thread blocks) runs 3-4x the prediction: one or two warps per SM "
-    "cannot keep the FMA pipes busy between the k-slices' loads and barriers. The transpose with 32 x 32 "
-    "tiles in 1024-thread blocks runs 1.6x the prediction: its 64-bit tile-index division and two "
-    "barriers per tile are instruction work the plan does not count. The look-back scan with small tiles "
-    "(128 threads x 2 vectors, 262144 tiles) runs 1.6x the prediction: about 2 ns a tile that is neither "
-    "the ticket atomic (0.77 ns, probed) nor block scheduling (78 ns a block per SM, probed); the status "
-    "publication and polling per tile are the remaining suspect. The DMM and shared-memory kernels of a "
-    "few microseconds are within the timing's resolution."
+    "Convolution with few threads a block (p = 32, small d) is predicted up to 2.6x too slow: the plan "
+    "counts every tap's two shared loads as a dependent round at the shared latency, but the unrolled taps "
+    "overlap; the true chain is the FMA accumulation, which no probe times yet. Matrix multiplication with "
+    "32 x 32 tiles on small persistent grids (d = 32-64) runs 4.3-4.9x the prediction: double buffering "
+    "hides a k-slice's loads only behind that slice's FMAs (8 r^2 a thread, far less than an L2 round trip "
+    "for m = 32), and the plan counts the loads as one round a block. The transpose with 32 x 32 tiles in "
+    "1024-thread blocks runs 1.5-1.8x the prediction: its 64-bit tile-index division and two barriers per "
+    "tile are instruction work the plan does not count. The look-back scan with small tiles (2 vectors a "
+    "thread, 131072-262144 tiles) runs 1.4-1.5x the prediction: about 2 ns a tile that is neither the "
+    "ticket atomic (0.77 ns, probed) nor block scheduling (78 ns a block per SM, probed); each tile's "
+    "look-back (an L2 round trip between its predecessor's aggregate and its own stores) is the remaining "
+    "suspect. The DMM and shared-memory kernels of a few microseconds are within the timing's resolution."
 )
 
 

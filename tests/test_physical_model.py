@@ -89,10 +89,11 @@ def test_block_scheduling_atomics_and_host_arguments_by_hand():
     m = toy()
     # 64 blocks of 64 threads (2 warps) with 64 registers a thread: 16 resident a SM, two waves; each block
     # costs its SM 10 + 2 x 1 ns to start, 16 x 12 = 192 ns a wave, above the round of 50 ns (nothing comes
-    # from DRAM, so the L2's latency); two waves and one drain
+    # from DRAM, so the L2's latency), plus the 1/16 of the SM that idles while a block waits that round;
+    # two waves and one drain
     empty = L.Launch("f", 64, 64, rounds=1)
     t = L.launch_time(empty, L.Served(0, 0), m)
-    assert t.waves == 2 and t.total_ns == pytest.approx(2 * 16 * 12 + 50)
+    assert t.waves == 2 and t.total_ns == pytest.approx(2 * (16 * 12 + 50 / 16) + 50)
     assert t.limit == "SM instructions (shared, FMA)"
     # 1000 blocks each taking a ticket, 10 ns apart: 10 us serialised, more than the 31.25 waves' scheduling
     m = toy(atomic_interval=10.0)
@@ -102,6 +103,20 @@ def test_block_scheduling_atomics_and_host_arguments_by_hand():
     assert float(L.launch_expr(t, m).subs(L.symbol_values(m))) == pytest.approx(t.total_ns)
     # the host: 5 us a launch, 0.5 us an array, 1 us a scalar
     assert L.host_ns(L.Launch("f", 1, 32, arguments=(3, 2)), m) == pytest.approx(5000 + 1500 + 2000)
+
+
+def test_a_waiting_block_idles_its_share_of_the_sm():
+    m = toy()
+    # 4 blocks of 512 threads, 2 a SM (64 registers a thread): one wave on the 2 SMs. Each block does 2e6
+    # flops and 40 dependent rounds of 50 ns (L2). The FMAs take 4 x 2e6 / 1000 = 8000 ns at the device's
+    # rate; while a block waits its 2000 ns of rounds, its half of the SM's issue idles: 8000 + 2000 / 2,
+    # above its own path (the rounds and its 16 warps' issue, 2e6 / 16 / 64 ns); one drain of 50 ns
+    busy = L.Launch("f", 4, 512, rounds=40, flops=2e6)
+    t = L.launch_time(busy, L.Served(0, 0), m)
+    issue = 2e6 / 16 / L.warp_flops(False, m) / m["clock"]
+    assert t.blocks_per_sm == 2 and 8000 + 1000 > 2000 + issue
+    assert t.total_ns == pytest.approx(8000 + 1000 + 50)
+    assert float(L.launch_expr(t, m).subs(L.symbol_values(m))) == pytest.approx(t.total_ns)
 
 
 def test_look_back_chain_and_queueing():

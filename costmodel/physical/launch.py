@@ -170,7 +170,8 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     # critical path also holds its warps' share of the FMAs and wavefronts: what few warps cannot hide
     warp_issue = (launch.flops / launch.warps / warp_flops(launch.fp64, machine)
                   + launch.shared_wavefronts / launch.warps) / machine["clock"]
-    lat = launch.rounds * latency + launch.shared_rounds * shared_latency + warp_issue
+    wait = launch.rounds * latency + launch.shared_rounds * shared_latency
+    lat = wait + warp_issue
 
     def wave(k: int) -> tuple[float, float]:
         mem = k * (per_block_dram / beta + per_block_l2 / machine["l2_bandwidth"])
@@ -187,11 +188,12 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
         # one wave: its blocks start together and walk their rounds in step, so each round costs its
         # bytes at bandwidth plus a latency (the seeds' n/w + L per round)
         _, mem, inst = waves[0]
-        body = max(mem + lat, inst) + latency
+        body = max(mem + lat, inst + wait / b) + latency
     else:
         # several waves: a request waits its latency behind the bytes queued before it (the additive
-        # n/w + L of a round, which Little's law turns into bandwidth once enough bytes are in flight)
-        body = sum(c * max(mem + lat, inst) for c, mem, inst in waves) + latency
+        # n/w + L of a round, which Little's law turns into bandwidth once enough bytes are in flight);
+        # while one of the SM's b blocks waits on its dependent rounds, its share of the issue slots idles
+        body = sum(c * max(mem + lat, inst + wait / b) for c, mem, inst in waves) + latency
     body = max(body, grid * launch.atomics * machine["atomic_interval"])
     chain = launch.chain * machine["flag_round_trip"] / 2
     total = body + chain
@@ -251,8 +253,13 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
     full, tail = divmod(grid, concurrent)
     lat_sym = LAT if t.served.dram > 0 else LAT2
     shared_lat = sympy.nsimplify(launch.shared_rounds * machine["shared_latency"]) / SIGMA
-    lat = sympy.nsimplify(launch.rounds) * lat_sym + shared_lat
+    wait = sympy.nsimplify(launch.rounds) * lat_sym + shared_lat
     phi = PHI64 if launch.fp64 else PHI
+    per_warp_flops = WARP_LANES * 2 * (PHI64 / PHI if launch.fp64 else 1)
+    warp_issue = (sympy.nsimplify(launch.flops / launch.warps) / per_warp_flops
+                  + sympy.nsimplify(launch.shared_wavefronts / launch.warps)) / SIGMA
+    lat = wait + warp_issue
+    b = t.blocks_per_sm
 
     block = BLOCK + launch.warps * WARP
 
@@ -265,10 +272,10 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
 
     if full + (1 if tail else 0) == 1:
         mem, inst = wave(min(grid, concurrent))
-        body = sympy.Max(mem + lat, inst) + lat_sym
+        body = sympy.Max(mem + lat, inst + wait / b) + lat_sym
     else:
         waves = [(c, *wave(k)) for c, k in ((full, concurrent), (1 if tail else 0, tail)) if c]
-        body = sum((c * sympy.Max(mem + lat, inst) for c, mem, inst in waves), sympy.Integer(0)) + lat_sym
+        body = sum((c * sympy.Max(mem + lat, inst + wait / b) for c, mem, inst in waves), sympy.Integer(0)) + lat_sym
     if launch.atomics:
         body = sympy.Max(body, sympy.nsimplify(grid * launch.atomics) * ATOMIC)
     return body + sympy.nsimplify(launch.chain) * HOP / 2
