@@ -3,7 +3,9 @@
 Goals (H100): SAT 16384^2 float32, the fastest memtune SAT <= 1.3x the copy of the matrix and
 >= 30x faster than ``cupy.cumsum(cupy.cumsum(a, 0), 1)``; for n̄ from 1024 to 16384, (1+r)R1W at
 its best r never slower than both 2R1W and 1R1W, with the best r beside Table 6.2's and the model's.
-Run: ``python bench/sat.py [--out DIR] [--headline]``.
+The single-launch look-back SAT against the copy at every n̄ from 1024 to 16384, float32 and float64
+(goal <= 1.12x): ``--lookback-sizes`` (that table only).
+Run: ``python bench/sat.py [--out DIR] [--headline | --lookback-sizes]``.
 """
 from __future__ import annotations
 
@@ -49,9 +51,36 @@ def cpu_baselines(nbar):
     return {"nbar": nbar, "2R2W(CPU) ms": 1e3 * t2, "4R1W(CPU) ms": 1e3 * t4}
 
 
+def lookback_sizes(repeats: int) -> pd.DataFrame:
+    """sat_1r1w_lookback at its best strip shape against the copy of the same bytes, per n̄ and dtype."""
+    k, copy_k = kernels.get("sat_1r1w_lookback"), kernels.get("cupy_copy")
+    rows = []
+    for dtype in ("float32", "float64"):
+        for nbar in (1024, 2048, 4096, 8192, 16384):
+            copy = measure(copy_k, copy_k.make_inputs(nbar * nbar, dtype, 1, perm="identical"), repeats=repeats)
+            inputs = k.make_inputs(nbar * nbar, dtype, 2)
+            best = min((measure(k, inputs, repeats=repeats, **p) for p in k.space.points()),
+                       key=lambda r: r["median_ms"])
+            rows.append({"dtype": dtype, "nbar": nbar, "params": best["params"], "ms": best["median_ms"],
+                         "copy_ms": copy["median_ms"], "over_copy": best["median_ms"] / copy["median_ms"],
+                         "relative_error": relative_error(k, inputs, **best["params"])})
+            del inputs
+    return pd.DataFrame(rows)
+
+
 def main() -> None:
-    args, out = setup(__doc__, repeats=10, extra=lambda p: p.add_argument(
-        "--headline", action="store_true", help="the 16384² table only (no sweep over n̄, no CPU baselines)"))
+    def extra(parser):
+        parser.add_argument("--headline", action="store_true",
+                            help="the 16384² table only (no sweep over n̄, no CPU baselines)")
+        parser.add_argument("--lookback-sizes", action="store_true",
+                            help="only the look-back SAT against the copy, every n̄, float32 and float64")
+
+    args, out = setup(__doc__, repeats=10, extra=extra)
+    if args.lookback_sizes:
+        table = lookback_sizes(args.repeats)
+        table.to_csv(out / "sat_lookback_sizes.csv", index=False)
+        print(table.to_string(index=False, formatters={"relative_error": "{:.1e}".format}))
+        return
     big = 16384 * 16384
     rows = []
     copy_k = kernels.get("cupy_copy")
