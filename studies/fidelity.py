@@ -239,7 +239,14 @@ _FAILS = (
     "thread, 131072-262144 tiles) runs 1.4-1.5x the prediction: about 2 ns a tile that is neither the "
     "ticket atomic (0.77 ns, probed) nor block scheduling (78 ns a block per SM, probed); each tile's "
     "look-back (an L2 round trip between its predecessor's aggregate and its own stores) is the remaining "
-    "suspect. The DMM and shared-memory kernels of a few microseconds are within the timing's resolution."
+    "suspect. The one-block shared-memory kernels are costed by the seeds' DMM time with the probed "
+    "l = 29 cycles a stage: the shared sum and prefix sums run 5-10x that, because every step is a barrier "
+    "of the block and a dependent load and store (140-180 cycles a step measured at n = 32), and the RAP "
+    "transposes of one 32 x 32 tile 1.2-2.3x (0.1-0.27 us a repetition); no probe measures a barrier yet, "
+    "which keeps the scan family at 32 %, RAP at 40 % and the overall median above 15 %. The knees of "
+    "Figs 3-6: d runs over powers of two, so within 1.5x means the same d; 7 of 17 match, 9 are one step "
+    "off and Fig. 5's r = 2 two steps, mostly because the model's small-grid times for 32 x 32 matmul "
+    "tiles are short (above), which moves its knee to smaller d."
 )
 
 
