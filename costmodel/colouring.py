@@ -124,6 +124,12 @@ def _perfect_matching(left, right, nodes):
     return mask
 
 
+def _check_regular_size(size: int, nodes: int, degree: int, groups: int) -> None:
+    if size != nodes * degree * groups:
+        raise ParameterError("degree", f"{size} edges cannot form a {degree}-regular graph "
+                                       f"on {nodes} nodes x {groups} groups")
+
+
 def edge_colouring(left, right, nodes: int, degree: int, group=None, groups: int = 1, xp=None):
     """Colour in ``0..degree-1`` for each edge ``(left[e], right[e])``.
 
@@ -137,9 +143,7 @@ def edge_colouring(left, right, nodes: int, degree: int, group=None, groups: int
         return _pairing_colouring(xp, left, right, nodes, degree, group, groups)
     left = np.asarray(left, dtype=np.int64)
     right = np.asarray(right, dtype=np.int64)
-    if left.size != nodes * degree * groups:
-        raise ParameterError("degree", f"{left.size} edges cannot form a {degree}-regular graph "
-                                       f"on {nodes} nodes x {groups} groups")
+    _check_regular_size(left.size, nodes, degree, groups)
     # keep every group's edges contiguous: all work is then local to a segment
     ids = np.arange(left.size, dtype=np.int64)
     if group is not None:
@@ -165,12 +169,6 @@ def edge_colouring(left, right, nodes: int, degree: int, group=None, groups: int
 
 
 # --- the array version: pairing and pointer jumping -------------------------------------------
-
-def _check_regular_size(size: int, nodes: int, degree: int, groups: int) -> None:
-    if size != nodes * degree * groups:
-        raise ParameterError("degree", f"{size} edges cannot form a {degree}-regular graph "
-                                       f"on {nodes} nodes x {groups} groups")
-
 
 @dataclass
 class _Level:
@@ -209,9 +207,8 @@ def _pairing_colouring(xp, left, right, nodes, degree, group, groups):
     return colour
 
 
-def _stable_halves(xp, bit, seg: int):
-    """New position of each entry when every segment puts its 0-entries, then its 1-entries, in order."""
-    i = xp.arange(bit.size, dtype=xp.int64)
+def _stable_halves(xp, bit, seg: int, i):
+    """New position of each entry ``i`` when every segment puts its 0-entries, then its 1-entries, in order."""
     ones_before = xp.cumsum(bit, dtype=xp.int64) - bit
     ones_before -= xp.repeat(ones_before[::seg], seg)
     start = i - i % seg
@@ -223,7 +220,7 @@ def _split_by_pairing(xp, level: _Level, colour, nodes: int, half: int) -> _Leve
     pos = xp.arange(m, dtype=xp.int64)
     left_mate = pos ^ 1                     # a (segment, left) run has even length and starts even
     right_mate = xp.empty_like(pos)
-    right_mate[level.by_right] = level.by_right[pos ^ 1]
+    right_mate[level.by_right] = level.by_right[left_mate]
     rep, jump = pos, right_mate[left_mate]  # f = R∘L: two edges along a cycle
     for _ in range(max(1, (level.seg // 2 - 1).bit_length())):
         rep = xp.minimum(rep, rep[jump])
@@ -233,11 +230,11 @@ def _split_by_pairing(xp, level: _Level, colour, nodes: int, half: int) -> _Leve
     colour[level.ids] += bit * half
     # segment k splits into 2k (its 0-edges) and 2k + 1: key k·nodes + v becomes (2k + bit)·nodes + v
     moved = [level.ids] + [key + (key // nodes + bit) * nodes for key in (level.left, level.right)]
-    new_pos = _stable_halves(xp, bit, level.seg)
+    new_pos = _stable_halves(xp, bit, level.seg, pos)
     ids, lkey, rkey = (xp.empty_like(x) for x in moved)
     ids[new_pos], lkey[new_pos], rkey[new_pos] = moved
     by_right = xp.empty_like(level.by_right)
-    by_right[_stable_halves(xp, bit[level.by_right], level.seg)] = new_pos[level.by_right]
+    by_right[_stable_halves(xp, bit[level.by_right], level.seg, pos)] = new_pos[level.by_right]
     return _Level(ids, lkey, rkey, by_right, level.seg // 2)
 
 

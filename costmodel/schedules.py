@@ -47,13 +47,14 @@ def _check_divisible(n: int, w: int, what: str = "n") -> None:
         raise ParameterError(what, f"must be a multiple of w = {w}, got {n}")
 
 
-def _warp_order(colour, bank, w: int, row=None, xp=np):
+def _warp_order(colour, bank, w: int, row=None, rows: int = 1, xp=np):
     """Edges ordered by (row, colour, source bank): warp c gets colour c, lane k bank k.
 
-    Each (row, colour) holds exactly w edges with distinct source banks, so the
-    key is a permutation of 0..n−1 and inverting it sorts in linear time.
+    Each of the ``rows`` rows' (row, colour) holds exactly w edges with distinct
+    source banks, so the key is a permutation of 0..n−1 and inverting it sorts
+    in linear time.
     """
-    colours = colour.size // w if row is None else colour.size // w // (int(row.max()) + 1)
+    colours = colour.size // w // rows
     key = colour * w + bank if row is None else (row * colours + colour) * w + bank
     order = xp.empty_like(key)
     order[key] = xp.arange(key.size, dtype=key.dtype)
@@ -175,7 +176,7 @@ def row_schedule(row_perm, w: int, xp=None) -> RowSchedule:
     src_bank = cols % w
     colour = edge_colouring(src_bank, row_perm.ravel() % w, nodes=w, degree=nbar // w,
                             group=rows, groups=row_perm.shape[0], xp=xp)
-    order = _warp_order(colour, src_bank, w, rows, ax).reshape(row_perm.shape)
+    order = _warp_order(colour, src_bank, w, rows, row_perm.shape[0], ax).reshape(row_perm.shape)
     s = order % nbar
     d = ax.take_along_axis(row_perm, s, axis=1)
     return RowSchedule(perm=row_perm, s=s, d=d)

@@ -250,7 +250,7 @@ class RowWise(Kernel):
         arrays = {"a": cp.asarray(a), "out": cp.empty(size, dtype_of(dtype)), "tmp": cp.empty(size, dtype_of(dtype)),
                   "tmp2": cp.empty(size, dtype_of(dtype)),
                   "s": cp.asarray(rs.s.astype(itype)), "d": cp.asarray(rs.d.astype(itype)),
-                  "p": cp.asarray(dest.astype(itype))}
+                  "p": rs.perm.astype(itype)}
         return Inputs(size, dtype, seed, arrays, {"nbar": nbar}, {"a": a, "dest": dest})
 
     def _run(self, inputs, threads, mode, d, rows):

@@ -30,12 +30,13 @@ def add_arguments(parser):
 
 
 def _gpu_module():
+    from kernels.base import cupy
+    from kernels.errors import GPUUnavailableError
+
     try:
-        import cupy
-        cupy.cuda.runtime.getDeviceCount()
-    except Exception as exc:   # no CuPy, no driver or no device: one line, not a traceback
-        raise ParameterError("on", f"gpu needs CuPy and a CUDA device ({type(exc).__name__}); use --on cpu") from None
-    return cupy
+        return cupy()
+    except GPUUnavailableError as exc:   # one line naming the option, not a traceback
+        raise ParameterError("on", f"gpu: {exc}; use --on cpu") from None
 
 
 def run(args) -> int:
