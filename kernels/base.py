@@ -43,11 +43,21 @@ def cupy():
 
 
 @functools.lru_cache(maxsize=None)
+def _source(filename: str) -> str:
+    return resources.files("kernels").joinpath(filename).read_text(encoding="utf-8")
+
+
+def compiles_per_kernel(filename: str) -> bool:
+    """Whether ``filename`` is compiled one kernel at a time (it includes select.cuh)."""
+    return "MEMTUNE_WANTS" in _source(filename)
+
+
+@functools.lru_cache(maxsize=None)
 def module(filename: str, options: tuple[str, ...] = ()):
-    """The compiled RawModule of ``kernels/<filename>`` (compiled once per process)."""
+    """The compiled RawModule of ``kernels/<filename>`` (compiled once per process and options)."""
     cp = cupy()
     folder = resources.files("kernels")
-    source = folder.joinpath(filename).read_text(encoding="utf-8")
+    source = _source(filename)
     try:   # -I: the .cu files share headers (lookback.cuh) that sit beside them
         mod = cp.RawModule(code=source, options=("-std=c++17", f"-I{folder}") + options)
         mod.compile()
@@ -57,8 +67,10 @@ def module(filename: str, options: tuple[str, ...] = ()):
 
 
 def function(filename: str, name: str):
+    """Kernel ``name`` of ``kernels/<filename>``; a file that includes select.cuh compiles only that kernel."""
+    options = (f"-DMEMTUNE_ONLY={name}",) if compiles_per_kernel(filename) else ()
     try:
-        return module(filename).get_function(name)
+        return module(filename, options).get_function(name)
     except KernelLaunchError:
         raise
     except Exception as exc:
@@ -242,6 +254,11 @@ class Kernel:
 
     def reference(self, inputs: Inputs) -> np.ndarray:
         raise NotImplementedError
+
+    def reference_at(self, inputs: Inputs, flat: np.ndarray) -> np.ndarray:
+        """The reference's elements at flat indices ``flat`` (float64); a kernel whose reference costs
+        more than its output (a product) computes only these."""
+        return np.asarray(self.reference(inputs), dtype=np.float64).ravel()[flat]
 
 
 def cdiv(a: int, b: int) -> int:

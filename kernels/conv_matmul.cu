@@ -12,6 +12,8 @@
 // thread), and B = 2 double-buffers the slices. p = (M / R)^2 threads. Any n: loads outside the
 // matrices read zero.
 
+#include "select.cuh"
+
 template <typename T, int TS, int V>
 __device__ void conv_hmm(const T* __restrict__ a, const T* __restrict__ filt, T* __restrict__ c, int n) {
     constexpr int K = 2 * V + 1;
@@ -180,14 +182,27 @@ __device__ void matmul_hmm(const T* __restrict__ a, const T* __restrict__ b, T* 
     }
 }
 
+// WANTED: this kernel is the one being compiled (select.cuh); otherwise its body stays empty and the
+// template is not instantiated.
+template <bool WANTED, typename T, int TS, int V>
+__device__ __forceinline__ void conv_if(const T* a, const T* f, T* c, int n) {
+    if constexpr (WANTED) conv_hmm<T, TS, V>(a, f, c, n);
+}
+
+template <bool WANTED, typename T, int M, int R, int STAGES>
+__device__ __forceinline__ void matmul_if(const T* a, const T* b, T* c, int n) {
+    if constexpr (WANTED) matmul_hmm<T, M, R, STAGES>(a, b, c, n);
+}
+
 #define CONV(T, S, TS, V) \
     extern "C" __global__ void __launch_bounds__(1024) conv_##S##_t##TS##_v##V(const T* a, const T* f, T* c, int n) { \
-        conv_hmm<T, TS, V>(a, f, c, n); }
+        conv_if<MEMTUNE_WANTS(conv_##S##_t##TS##_v##V), T, TS, V>(a, f, c, n); }
 #define CONV_V(T, S, TS) CONV(T, S, TS, 1) CONV(T, S, TS, 2) CONV(T, S, TS, 3) CONV(T, S, TS, 4) \
     CONV(T, S, TS, 5) CONV(T, S, TS, 6) CONV(T, S, TS, 7)
 #define MATMUL_S(T, S, M, R, B)                                                                       \
     extern "C" __global__ void __launch_bounds__((M / R) * (M / R))                                   \
-    matmul_##S##_m##M##_r##R##_b##B(const T* a, const T* b, T* c, int n) { matmul_hmm<T, M, R, B>(a, b, c, n); }
+    matmul_##S##_m##M##_r##R##_b##B(const T* a, const T* b, T* c, int n) {                            \
+        matmul_if<MEMTUNE_WANTS(matmul_##S##_m##M##_r##R##_b##B), T, M, R, B>(a, b, c, n); }
 #define MATMUL(T, S, M, R) MATMUL_S(T, S, M, R, 1) MATMUL_S(T, S, M, R, 2)
 #define ALL(T, S) CONV_V(T, S, 32) CONV_V(T, S, 64) \
     MATMUL(T, S, 32, 1) MATMUL(T, S, 32, 2) MATMUL(T, S, 32, 4) MATMUL(T, S, 64, 2) MATMUL(T, S, 64, 4) \

@@ -1,8 +1,10 @@
 """Kernel layer without a GPU: every .cu compiles with nvcc (sm_80, sm_90); wrappers check arguments."""
+import re
 import shutil
 import subprocess
 from importlib import resources
 
+import numpy as np
 import pytest
 
 import kernels
@@ -24,6 +26,26 @@ def test_every_cu_compiles(cu, arch, tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "k.cubin").stat().st_size > 0
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed on this machine")
+@pytest.mark.parametrize("wanted", ["matmul_f32_m128_r8_b2", "conv_f64_t64_v3"])
+def test_one_kernel_of_a_selecting_file_is_compiled_and_the_rest_are_empty(wanted, tmp_path):
+    src = resources.files("kernels").joinpath("conv_matmul.cu")
+    proc = subprocess.run(["nvcc", "-std=c++17", "--cubin", "-arch=sm_90", f"-DMEMTUNE_ONLY={wanted}", "-Xptxas", "-v",
+                           str(src), "-o", str(tmp_path / "k.cubin")], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    entries = re.findall(r"Compiling entry function '(\w+)'", proc.stderr)
+    barriers = re.findall(r"used (\d+) barriers", proc.stderr)
+    assert len(entries) == len(barriers) == 60            # every symbol is still there for get_function
+    with_body = [e for e, b in zip(entries, barriers) if b != "0"]
+    assert with_body == [wanted]                          # only the wanted kernel has its body (its barrier)
+
+
+def test_only_files_that_include_the_selector_compile_per_kernel():
+    from kernels.base import compiles_per_kernel
+
+    assert [cu for cu in CU_FILES if compiles_per_kernel(cu)] == ["conv_matmul.cu"]
 
 
 def test_registry_names_follow_the_costmodel():
@@ -68,3 +90,27 @@ def test_running_without_cupy_is_one_clear_error(monkeypatch):
 def test_unknown_kernel():
     with pytest.raises(ParameterError, match="^kernel:"):
         kernels.get("fft")
+
+
+def test_the_product_reference_at_sampled_elements_equals_the_whole_product():
+    from kernels.base import Inputs
+
+    rng = np.random.default_rng(7)
+    nbar = 1500                                   # more than one chunk of 1024 sampled elements
+    a, b = rng.standard_normal((nbar, nbar)).astype(np.float32), rng.standard_normal((nbar, nbar)).astype(np.float32)
+    inputs = Inputs(nbar * nbar, "float32", 0, {}, {"nbar": nbar}).with_host(0, a=a, b=b)
+    flat = np.sort(rng.choice(nbar * nbar, size=3000, replace=False))
+    whole = a.astype(np.float64) @ b.astype(np.float64)
+    got = kernels.get("matmul_hmm").reference_at(inputs, flat)
+    np.testing.assert_allclose(got, whole.ravel()[flat], rtol=1e-12, atol=1e-9)
+
+
+def test_the_default_reference_at_indexes_the_whole_reference():
+    from kernels.base import Inputs
+
+    nbar = 64
+    a = np.random.default_rng(3).standard_normal(nbar * nbar).astype(np.float32)
+    inputs = Inputs(nbar * nbar, "float32", 0, {}, {"nbar": nbar}).with_host(0, a=a)
+    flat = np.array([0, 1, 64, 4095])
+    got = kernels.get("hmm_transpose").reference_at(inputs, flat)
+    np.testing.assert_array_equal(got, a.reshape(nbar, nbar).T.ravel()[flat].astype(np.float64))

@@ -60,3 +60,21 @@ def test_faults_become_failed_trials_and_the_study_goes_on(monkeypatch):
 def test_measure_objective_that_cannot_build_its_inputs_is_one_clear_error():
     with pytest.raises(tuner.TunerError, match="cannot build the inputs"):
         MeasureObjective(tuner.Problem(kernels.get("hmm_transpose"), 1000))   # not a square matrix
+
+
+@pytest.mark.parametrize("name,size", [("matmul_hmm", 300 ** 2), ("conv_hmm", 1000 ** 2), ("hmm_transpose", 1024 ** 2),
+                                       ("prefix_sums_lookback", 1 << 20), ("sat_1pr1w", 512 ** 2),
+                                       ("hmm_scheduled_permutation", 256 ** 2)])
+def test_the_sampled_check_accepts_right_outputs_and_catches_wrong_ones(name, size):
+    import numpy as np
+
+    objective = MeasureObjective(tuner.problem(name, size), repeats=2)
+    params = objective.problem.kernel.defaults
+    out = objective.problem.kernel.run(objective.inputs, **params)
+    objective._check(out)                                  # right: no error
+    idx, ref = objective._reference
+    whole = np.asarray(objective.problem.kernel.reference(objective.inputs), dtype=np.float64).ravel()
+    np.testing.assert_allclose(ref, whole[idx], rtol=1e-12)
+    out.ravel()[int(idx[len(idx) // 2])] += 1e6            # one sampled element wrong
+    with pytest.raises(TrialFailed, match="wrong result"):
+        objective._check(out)
