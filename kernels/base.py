@@ -66,6 +66,11 @@ def module(filename: str, options: tuple[str, ...] = ()):
     return mod
 
 
+def compilations() -> int:
+    """How many modules this process has compiled (or loaded from CuPy's disk cache) so far."""
+    return module.cache_info().misses
+
+
 def function(filename: str, name: str):
     """Kernel ``name`` of ``kernels/<filename>``; a file that includes select.cuh compiles only that kernel."""
     options = (f"-DMEMTUNE_ONLY={name}",) if compiles_per_kernel(filename) else ()

@@ -78,3 +78,21 @@ def test_the_sampled_check_accepts_right_outputs_and_catches_wrong_ones(name, si
     out.ravel()[int(idx[len(idx) // 2])] += 1e6            # one sampled element wrong
     with pytest.raises(TrialFailed, match="wrong result"):
         objective._check(out)
+
+
+def test_a_run_over_the_time_limit_is_repeated_only_when_it_compiled(monkeypatch):
+    from kernels.base import module
+
+    prob = tuner.problem("matmul_hmm", 256 ** 2)
+    objective = MeasureObjective(prob, repeats=2, time_limit_ms=1e-6)
+    runs = []
+    original = prob.kernel._run
+    monkeypatch.setattr(prob.kernel, "_run", lambda inputs, **p: runs.append(1) or original(inputs, **p))
+    params = {"m": 64, "r": 4, "buffers": 1, "d": 0}
+    module.cache_clear()                                   # the first run compiles: it gets a second run
+    with pytest.raises(TrialFailed, match="time limit"):
+        objective(params)
+    assert len(runs) == 2
+    with pytest.raises(TrialFailed, match="time limit"):   # compiled now: one run, then failed
+        objective(params)
+    assert len(runs) == 3
