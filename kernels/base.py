@@ -260,10 +260,12 @@ class Kernel:
     def reference(self, inputs: Inputs) -> np.ndarray:
         raise NotImplementedError
 
-    def reference_at(self, inputs: Inputs, flat: np.ndarray) -> np.ndarray:
-        """The reference's elements at flat indices ``flat`` (float64); a kernel whose reference costs
-        more than its output (a product) computes only these."""
-        return np.asarray(self.reference(inputs), dtype=np.float64).ravel()[flat]
+    def reference_sample(self, inputs: Inputs, size: int, count: int, rng) -> tuple[np.ndarray, np.ndarray]:
+        """``count`` flat indices of the output (``size`` elements), sorted, and the reference there in
+        float64. A kernel whose whole reference costs more than its output (a product) samples a shape it
+        can compute alone."""
+        flat = np.sort(rng.choice(size, size=count, replace=False))
+        return flat, np.asarray(self.reference(inputs), dtype=np.float64).ravel()[flat]
 
 
 def cdiv(a: int, b: int) -> int:

@@ -182,17 +182,15 @@ class MatMul(Kernel):
     def reference(self, inputs):
         return inputs.host["a"].astype(np.float64) @ inputs.host["b"].astype(np.float64)
 
-    def reference_at(self, inputs, flat):
-        """c[i, j] = a[i, :] . b[:, j] at the sampled (i, j) only: n operations an element instead of the
-        n^3 of the whole product (8192^2 in float64 took about as long as compiling the kernel)."""
+    def reference_sample(self, inputs, size, count, rng):
+        """A random sub-grid of c, rows R x columns C with |R| |C| <= count: a[R] @ b[:, C] in float64, about
+        n count operations instead of the whole product's n^3 (8192^2: milliseconds, not seconds). Elements
+        sampled one by one would each gather a row and a column (128 KB at n = 8192): slower than the product."""
         nbar = inputs.case["nbar"]
-        a, bt = inputs.host["a"], inputs.host["b"].T
-        rows, cols = np.divmod(np.asarray(flat), nbar)
-        out = np.empty(rows.size)
-        for lo in range(0, rows.size, 1024):        # 1024 rows of a and columns of b at a time: bounded memory
-            hi = lo + 1024
-            out[lo:hi] = np.einsum("ij,ij->i", a[rows[lo:hi]].astype(np.float64), bt[cols[lo:hi]].astype(np.float64))
-        return out
+        side = min(nbar, math.isqrt(count))
+        rows, cols = (np.sort(rng.choice(nbar, size=side, replace=False)) for _ in range(2))
+        ref = inputs.host["a"][rows].astype(np.float64) @ inputs.host["b"][:, cols].astype(np.float64)
+        return (rows[:, None] * nbar + cols[None, :]).ravel(), ref.ravel()
 
     def flops(self, inputs) -> float:
         return 2.0 * inputs.case["nbar"] ** 3

@@ -92,25 +92,26 @@ def test_unknown_kernel():
         kernels.get("fft")
 
 
-def test_the_product_reference_at_sampled_elements_equals_the_whole_product():
+def test_the_product_reference_sample_is_a_sub_grid_of_the_whole_product():
     from kernels.base import Inputs
 
     rng = np.random.default_rng(7)
-    nbar = 1500                                   # more than one chunk of 1024 sampled elements
+    nbar = 300
     a, b = rng.standard_normal((nbar, nbar)).astype(np.float32), rng.standard_normal((nbar, nbar)).astype(np.float32)
     inputs = Inputs(nbar * nbar, "float32", 0, {}, {"nbar": nbar}).with_host(0, a=a, b=b)
-    flat = np.sort(rng.choice(nbar * nbar, size=3000, replace=False))
+    flat, got = kernels.get("matmul_hmm").reference_sample(inputs, nbar * nbar, 4096, np.random.default_rng(1))
+    assert flat.size == 64 * 64 and np.unique(flat).size == flat.size and np.all(np.diff(flat) > 0)
+    assert np.unique(flat // nbar).size == 64 and np.unique(flat % nbar).size == 64      # 64 rows x 64 columns
     whole = a.astype(np.float64) @ b.astype(np.float64)
-    got = kernels.get("matmul_hmm").reference_at(inputs, flat)
-    np.testing.assert_allclose(got, whole.ravel()[flat], rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(got, whole.ravel()[flat], rtol=1e-9, atol=1e-9)
 
 
-def test_the_default_reference_at_indexes_the_whole_reference():
+def test_the_default_reference_sample_indexes_the_whole_reference():
     from kernels.base import Inputs
 
     nbar = 64
     a = np.random.default_rng(3).standard_normal(nbar * nbar).astype(np.float32)
     inputs = Inputs(nbar * nbar, "float32", 0, {}, {"nbar": nbar}).with_host(0, a=a)
-    flat = np.array([0, 1, 64, 4095])
-    got = kernels.get("hmm_transpose").reference_at(inputs, flat)
+    flat, got = kernels.get("hmm_transpose").reference_sample(inputs, nbar * nbar, 100, np.random.default_rng(2))
+    assert flat.size == 100 and np.unique(flat).size == 100 and np.all(np.diff(flat) > 0)
     np.testing.assert_array_equal(got, a.reshape(nbar, nbar).T.ravel()[flat].astype(np.float64))

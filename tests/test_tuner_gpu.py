@@ -74,7 +74,7 @@ def test_the_sampled_check_accepts_right_outputs_and_catches_wrong_ones(name, si
     objective._check(out)                                  # right: no error
     idx, ref = objective._reference
     whole = np.asarray(objective.problem.kernel.reference(objective.inputs), dtype=np.float64).ravel()
-    np.testing.assert_allclose(ref, whole[idx], rtol=1e-12)
+    np.testing.assert_allclose(ref, whole[idx], rtol=1e-9, atol=1e-9)   # sums in another order than BLAS
     out.ravel()[int(idx[len(idx) // 2])] += 1e6            # one sampled element wrong
     with pytest.raises(TrialFailed, match="wrong result"):
         objective._check(out)

@@ -37,8 +37,7 @@ class MeasureObjective(Objective):
         self._peer = None
 
     def _sample(self, size: int):
-        idx = np.sort(np.random.default_rng(1).choice(size, size=min(SAMPLE, size), replace=False))
-        return idx, self.problem.kernel.reference_at(self.inputs, idx)
+        return self.problem.kernel.reference_sample(self.inputs, size, min(SAMPLE, size), np.random.default_rng(1))
 
     def _check(self, out):
         if self._reference is None:
