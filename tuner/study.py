@@ -242,8 +242,9 @@ class Study:
         self.study.tell(trial, outcome.time_ms)
         return "ran"
 
-    def run(self, trials: int, progress: bool = False, target_ms: float | None = None) -> StudyResult:
-        """Add trials until ``trials`` have run (or, with ``target_ms``, until one is at least that fast)."""
+    def run(self, trials: int, progress: bool = False, target_ms: float | None = None, peer: bool = True) -> StudyResult:
+        """Add trials until ``trials`` have run (or, with ``target_ms``, until one is at least that fast).
+        ``peer=False``: the result leaves the peer untimed (a helper worker, whose result nobody reads)."""
         import optuna
 
         self.trials = trials
@@ -279,9 +280,9 @@ class Study:
             finally:
                 bar.update(min(_Progress.of(self.study.get_trials(deepcopy=False)).done, trials) - bar.n)
                 bar.close()
-        return self.result()
+        return self.result(peer)
 
-    def result(self) -> StudyResult:
+    def result(self, peer: bool = True) -> StudyResult:
         TrialState = _trial_state()
         trials = self.study.get_trials(deepcopy=False)
         complete = [t for t in trials if t.state == TrialState.COMPLETE]
@@ -292,7 +293,7 @@ class Study:
             study=self.name, problem=self.problem.describe(), device=self.objective.device,
             objective=self.objective.name, best_params=self.problem.readable(best.params) if best else None,
             best_ms=best.value if best else None, predicted_ms=_finite(self.predict(best.params)) if best else None,
-            peer=self.problem.peer, peer_ms=self.objective.peer_ms() if best else None, states=states,
+            peer=self.problem.peer, peer_ms=self.objective.peer_ms() if best and peer else None, states=states,
             measured_order=[t.value for t in sorted(complete, key=lambda t: t.number)],
             by_algorithm=self._by_algorithm(trials), ruled_out=dict(self._ruled_out))
 

@@ -92,7 +92,7 @@ def tune(problem, objective: str = "auto", trials: int = 30, storage: str | None
     problem = obj.problem
     cal = load_model(MODEL_DEVICE if obj.name == "model" else obj.device, calibration)
     runner = Study(problem, obj, cal, storage=storage, name=study, strategy=strategy, seed=seed)
-    result = runner.run(trials, progress)
+    result = runner.run(trials, progress, peer=record)   # a helper worker's result is never read: no peer timing
     if helpers is not None:
         helpers.join()
         result = runner.result()
