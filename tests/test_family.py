@@ -194,6 +194,10 @@ def test_each_device_answers_from_its_own_shipped_table_or_its_own_machine_file(
     assert (h200.source, h200.device, h200.params) == ("measured", "NVIDIA H200", {"d": 1056, "rows": 8, "tile": 64})
     assert (h100.source, h100.device, h100.params) == ("measured", H100, {"d": 0, "rows": 8, "tile": 64})
     assert 0.55 < h200.median_ms < 0.65 and 0.70 < h100.median_ms < 0.80       # bench/grids/h{1,2}00/grids.csv
+    matmul = tuner.lookup(tuner.problem("matmul_hmm", 4096 ** 2), tuner.LookupTable.read(),
+                          tuner.load_model("NVIDIA H200"), "H200")     # the second round's grid: the new kernel
+    assert (matmul.source, matmul.params) == ("measured", {"buffers": 2, "d": 0, "m": 128, "r": 8})
+    assert 3.4 < matmul.median_ms < 3.6
     empty = tuner.LookupTable()
     sat = tuner.problem("sat_1pr1w", 1024 ** 2)
     on = {d: tuner.lookup(sat, empty, tuner.load_model(d), d, shipped=False) for d in ("NVIDIA H200", H100)}
