@@ -28,9 +28,9 @@ Two ways to split a level in half, one per kind of processor:
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import maximum_bipartite_matching
@@ -38,7 +38,15 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 from .errors import ParameterError
 
 
-@numba.njit(cache=True, nogil=True)
+@functools.lru_cache(maxsize=None)
+def _compiled_split_level():
+    """``_split_level`` under numba, compiled (or loaded from numba's cache) on the first CPU colouring:
+    importing numba costs every process about half a second, and most never colour on the CPU."""
+    import numba
+
+    return numba.njit(cache=True, nogil=True)(_split_level)
+
+
 def _split_level(left, right, ids, colour, nodes, seg, groups, half):
     """Euler-partition each of ``groups`` consecutive segments of ``seg`` edges.
 
@@ -155,7 +163,7 @@ def edge_colouring(left, right, nodes: int, degree: int, group=None, groups: int
     while degree > 1:
         seg = nodes * degree
         if degree % 2 == 0:
-            lft, rgt, ids = _split_level(lft, rgt, ids, colour, nodes, seg, groups, degree // 2)
+            lft, rgt, ids = _compiled_split_level()(lft, rgt, ids, colour, nodes, seg, groups, degree // 2)
             groups *= 2
             degree //= 2
         else:
