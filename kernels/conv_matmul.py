@@ -16,11 +16,6 @@ GRID = (0, 1, 2, 4, 8, 16, 32, 64, 128, 132, 256, 264, 512, 528, 1024, 2048)   #
 MATMUL_TILES = {(32, 1), (32, 2), (32, 4), (64, 2), (64, 4), (64, 8), (128, 4), (128, 8)}   # (m, register tile)
 
 
-def _random(shape, dtype, seed):
-    # drawn in the dtype itself: float32 draws take a third of the time of float64 draws cast down
-    return np.random.default_rng(seed).standard_normal(shape, dtype=dtype_of(dtype))
-
-
 def _random_on_device(shape, dtype, seed):
     """Standard normal values drawn on the GPU, and their host copy (for the reference): two 12288^2
     matrices take seconds to draw on one CPU core, milliseconds on the device plus one copy back."""
@@ -71,15 +66,14 @@ class Convolution(Kernel):
                             fp64=dtype == "float64", arguments=(3, 1), source=SOURCE),))
 
     def make_inputs(self, size, dtype="float32", seed=0, v=3) -> Inputs:
-        cp = cupy()
         if not 1 <= v <= 7:
             raise ParameterError("v", f"the filter radius must be 1..7, got {v}")
         nbar = int(round(size ** 0.5))
         if nbar * nbar != size:
             raise ParameterError("size", f"an n̄ x n̄ image needs a square size, got {size}")
-        a = _random((nbar, nbar), dtype, seed)
-        f = _random((2 * v + 1, 2 * v + 1), dtype, seed + 1)
-        return self.bind({"a": cp.asarray(a), "f": cp.asarray(f)}, dtype).with_host(seed, a=a, f=f)
+        (a, host_a), (f, host_f) = (_random_on_device(shape, dtype, seed + i)
+                                    for i, shape in enumerate(((nbar, nbar), (2 * v + 1, 2 * v + 1))))
+        return self.bind({"a": a, "f": f}, dtype).with_host(seed, a=host_a, f=host_f)
 
     def bind(self, data, dtype, **case) -> Inputs:
         nbar, v = data["a"].shape[0], data["f"].shape[0] // 2
