@@ -1,8 +1,8 @@
 """Rebuild the lookup tables that ship with memtune from what the repository has recorded.
 
-    python bench/build_tables.py            # every device under bench/grids/, studies/results/, bench/results/
+    python bench/build_tables.py            # every grid in tuner/grids/, studies/results/, bench/results/
 
-Sources per device folder: ``bench/grids/<dev>/grids.csv``, ``studies/results/<dev>/*.raw.csv`` and
+Sources: the shipped grids ``tuner/grids/<device>.csv``, ``studies/results/<dev>/*.raw.csv`` and
 ``bench/results/<dev>/families.csv`` (family studies measured with ``memtune tune <family>``).
 """
 from __future__ import annotations
@@ -13,11 +13,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tuner import tables  # noqa: E402
+from memtune.tuner import tables  # noqa: E402
 
 
 def sources() -> list[Path]:
-    found = list((ROOT / "bench" / "grids").glob("*/grids.csv"))
+    found = list((ROOT / "tuner" / "grids").glob("*.csv"))
     found += list((ROOT / "studies" / "results").glob("*/*.raw.csv"))
     found += list((ROOT / "bench" / "results").glob("*/families.csv"))
     return sorted(found)

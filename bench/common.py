@@ -11,8 +11,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 def setup(doc: str, repeats: int = 20, extra=None):
     """Parse ``--out`` (default $OUT or .) and ``--repeats``; print the device; return (args, out folder)."""
-    from kernels.errors import GPUUnavailableError
-    from kernels.timing import Device
+    from memtune.kernels.errors import GPUUnavailableError
+    from memtune.kernels.timing import Device
 
     parser = argparse.ArgumentParser(description=doc)
     parser.add_argument("--out", default=os.environ.get("OUT", "."), help="folder for the CSV and JSON files")

@@ -13,9 +13,9 @@ import json
 import pandas as pd
 from common import setup
 
-import kernels
-from costmodel import load_preset
-from kernels.timing import measure, relative_error
+from memtune import kernels
+from memtune.costmodel import load_preset
+from memtune.kernels.timing import measure, relative_error
 
 D_SWEEP = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
 

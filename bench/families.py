@@ -15,8 +15,8 @@ import time
 
 from common import setup
 
-import tuner
-from tuner.family import family_problem
+from memtune import tuner
+from memtune.tuner.family import family_problem
 
 PROBLEMS = [("sat", 4096 ** 2, {}), ("prefix_sums", 1 << 28, {}), ("sum", 1 << 28, {}),
             ("permutation", 1 << 22, {"perm": "random"}), ("transpose", 16384 ** 2, {}),
@@ -53,7 +53,7 @@ def markdown(rows, device) -> str:
 
 def main() -> int:
     args, out = setup(__doc__, repeats=20, extra=lambda p: p.add_argument("--trials", type=int, default=15))
-    from kernels.timing import Device
+    from memtune.kernels.timing import Device
 
     rows = []
     for family, n, case in PROBLEMS:

@@ -15,10 +15,10 @@ from concurrent.futures import ProcessPoolExecutor
 import pandas as pd
 from common import setup
 
-import kernels
-from costmodel import permutations as perms
-from costmodel import schedules
-from kernels.timing import check, measure
+from memtune import kernels
+from memtune.costmodel import permutations as perms
+from memtune.costmodel import schedules
+from memtune.kernels.timing import check, measure
 
 
 def schedule_for(args):

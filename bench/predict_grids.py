@@ -5,7 +5,7 @@ written, and committed, before that device's grids are recorded, so the transfer
 predictions that could not have seen the measurements.
 
     python bench/predict_grids.py --machine costmodel/physical/machines/nvidia-h200.toml \\
-        --cases bench/grids/h100/grids.csv --out bench/grids/h200
+        --cases tuner/grids/nvidia-h100-80gb-hbm3.csv --out bench/grids/h200
 
 Writes ``predictions.csv`` (every point: kernel, size, dtype, case, params, predicted_ms, rank) and
 ``predicted_best.md`` (the model's pick and time per case). CPU only.
@@ -21,9 +21,9 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from costmodel.physical import load as load_machine_file  # noqa: E402
-from costmodel.physical.model import PhysicalModel  # noqa: E402
-from tuner import problem  # noqa: E402
+from memtune.costmodel.physical import load as load_machine_file  # noqa: E402
+from memtune.costmodel.physical.model import PhysicalModel  # noqa: E402
+from memtune.tuner import problem  # noqa: E402
 
 
 def grid_cases(grid_csv: Path) -> list[tuple[str, int, str, dict]]:
@@ -48,7 +48,7 @@ def main() -> int:
     here = Path(__file__).resolve().parent
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--machine", required=True, help="machine file written by `memtune probe` on the target")
-    parser.add_argument("--cases", default=str(here / "grids" / "h100" / "grids.csv"), help="grid whose cases to predict")
+    parser.add_argument("--cases", default=str(here.parent / "tuner" / "grids" / "nvidia-h100-80gb-hbm3.csv"), help="grid whose cases to predict")
     parser.add_argument("--out", required=True, help="folder for predictions.csv and predicted_best.md")
     args = parser.parse_args()
     machine = load_machine_file(path=args.machine)

@@ -8,9 +8,9 @@ from __future__ import annotations
 import statistics
 import time
 
-import costmodel
-from costmodel import algorithm as registry
-from costmodel import query
+from memtune import costmodel
+from memtune.costmodel import algorithm as registry
+from memtune.costmodel import query
 
 CASES = {
     "hmm_scheduled_permutation": {"n": 1 << 22, "w": 32, "L": 400},

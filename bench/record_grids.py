@@ -14,10 +14,10 @@ import time
 import pandas as pd
 from common import setup
 
-import kernels
-from kernels.timing import measure
-from tuner import TrialFailed, problem
-from tuner.objectives import MeasureObjective
+from memtune import kernels
+from memtune.kernels.timing import measure
+from memtune.tuner import TrialFailed, problem
+from memtune.tuner.objectives import MeasureObjective
 
 CASES = [("sat_1pr1w", 8192 ** 2, {}), ("sat_1pr1w", 16384 ** 2, {}),
          ("hmm_scheduled_permutation", 1 << 22, {"perm": "random"}), ("hmm_transpose", 16384 ** 2, {}),
@@ -58,7 +58,7 @@ def record(name, size, case, repeats, device):
 def main() -> None:
     args, out = setup(__doc__, repeats=10, extra=lambda p: p.add_argument("--only", default=None,
                                                                      help="comma-separated kernels to record"))
-    from kernels.timing import Device
+    from memtune.kernels.timing import Device
 
     device = Device.current().name
     rows = []

@@ -5,7 +5,7 @@ until a configuration within 5 % of the exhaustive best has run; the count is th
 configurations run (completed or failed: each would have cost a GPU run) up to and including it.
 Pruned proposals (infeasible, duplicates, ruled out by the lower bound) cost nothing and are not
 counted. Ten seeds per strategy. Goal: model-guided needs a median of at most 25 % of TPE's trials.
-Run: ``python bench/replay_compare.py [--grid bench/grids/h100/grids.csv] [--seeds 10] [--out DIR]``.
+Run: ``python bench/replay_compare.py [--grid tuner/grids/nvidia-h100-80gb-hbm3.csv] [--seeds 10] [--out DIR]``.
 """
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tuner import Grid, ReplayObjective, Study, load_model, problem  # noqa: E402
-from tuner.study import counted  # noqa: E402
+from memtune.tuner import Grid, ReplayObjective, Study, load_model, problem  # noqa: E402
+from memtune.tuner.study import counted  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 WITHIN = 1.05
@@ -39,7 +39,7 @@ def trials_to_target(prob, grid, cal, strategy, seed, target) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--grid", default=str(HERE / "grids" / "h100" / "grids.csv"))
+    parser.add_argument("--grid", default=str(HERE.parent / "tuner" / "grids" / "nvidia-h100-80gb-hbm3.csv"))
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--out", default=str(HERE / "results" / "h100"))
     args = parser.parse_args()

@@ -32,8 +32,8 @@ def per_call_us(fn, sync) -> float:
 def main() -> int:
     args, out = setup(__doc__)
     import cupy as cp
-    import kernels
-    from kernels.timing import Device
+    from memtune import kernels
+    from memtune.kernels.timing import Device
 
     device = Device.current().name
     sync = cp.cuda.Device().synchronize

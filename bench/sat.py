@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 from common import setup
 
-import kernels
-from costmodel import load_preset, query
-from kernels.timing import measure, relative_error
+from memtune import kernels
+from memtune.costmodel import load_preset, query
+from memtune.kernels.timing import measure, relative_error
 
 
 def cpu_baselines(nbar):

@@ -13,8 +13,8 @@ import json
 import pandas as pd
 from common import setup
 
-import kernels
-from kernels.timing import measure, scan_error
+from memtune import kernels
+from memtune.kernels.timing import measure, scan_error
 
 ALGORITHMS = ("sum", "prefix_sums_simple", "prefix_sums_optimal")
 

@@ -12,8 +12,8 @@ import argparse
 import json
 import time
 
-from costmodel import permutations as P
-from costmodel import schedules as S
+from memtune.costmodel import permutations as P
+from memtune.costmodel import schedules as S
 
 GPU_GOALS = {1 << 22: 0.5, 1 << 26: 5.0}
 CPU_GOALS = {1 << 22: 10.0, 1 << 24: 60.0}

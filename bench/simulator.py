@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from costmodel import DMM, UMM, simulate
+from memtune.costmodel import DMM, UMM, simulate
 
 
 def cases(rng):

@@ -7,8 +7,8 @@ random need to come within 5 % of the best (replayed on the new grid, ten seeds 
 GPU's best configuration measured on the new one. The two-GPU timing (``bench/two_gpus.py``) is added
 when its JSON is there.
 
-    python bench/transfer.py --new bench/grids/h200 --old bench/grids/h100 \\
-        --two-gpus bench/results/h200/two_gpus.json --out studies/results/h200
+    python bench/transfer.py --predictions bench/grids/h200/predictions.csv \\
+        --new tuner/grids/nvidia-h200.csv --old tuner/grids/nvidia-h100-80gb-hbm3.csv --two-gpus bench/results/h200/two_gpus.json --out studies/results/h200
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ sys.path.insert(0, str(HERE))
 
 from replay_compare import WITHIN, trials_to_target  # noqa: E402
 
-from tuner import Grid, load_model, problem  # noqa: E402
+from memtune.tuner import Grid, load_model, problem  # noqa: E402
 
 GOAL_PICKS, GOAL_ERROR = 4 / 5, 0.20
 
@@ -106,17 +106,17 @@ def _ratio(x) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--new", required=True, help="folder with the new GPU's predictions.csv and grids.csv")
-    parser.add_argument("--old", required=True, help="folder with the tuned GPU's grids.csv")
+    parser.add_argument("--predictions", required=True, help="the predictions committed before the new grid")
+    parser.add_argument("--new", required=True, help="the new GPU's recorded grid (CSV)")
+    parser.add_argument("--old", required=True, help="the tuned GPU's recorded grid (CSV)")
     parser.add_argument("--two-gpus", nargs="*", default=[], help="JSON files written by bench/two_gpus.py")
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    new_dir, old_dir = Path(args.new), Path(args.old)
-    grid = Grid.read(new_dir / "grids.csv")
+    grid = Grid.read(args.new)
     model = load_model(grid.device())
-    pred = pd.read_csv(new_dir / "predictions.csv")
-    new, old = measured(grid.frame), measured(pd.read_csv(old_dir / "grids.csv"))
+    pred = pd.read_csv(args.predictions)
+    new, old = measured(grid.frame), measured(pd.read_csv(args.old))
     rows = []
     for key, p in pred.groupby(["kernel", "size", "dtype", "case"], sort=False):
         sel = [(f.kernel == key[0]) & (f["size"] == key[1]) & (f.dtype == key[2]) for f in (new, old)]

@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT))
 def one_run(kernel: str, n: int, trials: int, workers: int, seed: int, work: Path, case: str | None) -> dict:
     import optuna
 
-    import tuner
-    from tuner.study import counted
+    from memtune import tuner
+    from memtune.tuner.study import counted
 
     url = f"sqlite:///{work / f'w{workers}.db'}"
     cmd = [sys.executable, "-m", "memtune", "tune", kernel, "--n", str(n), "--objective", "measure",

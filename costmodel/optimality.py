@@ -16,7 +16,7 @@ Parameters that the seeds treat as constants (``r``, ``depth``) are held
 fixed; casual congestion ``c`` and distribution ``Dw`` take their worst cases
 (``worst_case`` of the entry). Proofs are slow (seconds), so
 :func:`verdict` reads them from ``data/verdicts.json``, which
-``python -m costmodel.optimality --write`` regenerates and a test recomputes.
+``python -m memtune.costmodel.optimality --write`` regenerates and a test recomputes.
 """
 from __future__ import annotations
 
@@ -222,7 +222,7 @@ def compute_all() -> dict[str, dict]:
 
 @lru_cache(maxsize=1)
 def _stored() -> dict:
-    text = resources.files("costmodel").joinpath("data/verdicts.json").read_text(encoding="utf-8")
+    text = resources.files("memtune.costmodel").joinpath("data/verdicts.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 

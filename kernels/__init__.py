@@ -5,7 +5,7 @@ them raises :class:`GPUUnavailableError`.
 """
 from __future__ import annotations
 
-from costmodel.errors import ParameterError
+from ..costmodel.errors import ParameterError
 
 from . import conv_matmul, dmm_permutation, hmm_permutation, peers, rap_transpose, sat, scan
 from .base import Inputs, Kernel

@@ -17,9 +17,9 @@ from importlib import resources
 
 import numpy as np
 
-from costmodel.errors import ParameterError
-from costmodel.physical.launch import Access, Launch
-from costmodel.space import Limits, SearchSpace
+from ..costmodel.errors import ParameterError
+from ..costmodel.physical.launch import Access, Launch
+from ..costmodel.space import Limits, SearchSpace
 
 from .errors import GPUUnavailableError, KernelLaunchError
 
@@ -44,7 +44,7 @@ def cupy():
 
 @functools.lru_cache(maxsize=None)
 def _source(filename: str) -> str:
-    return resources.files("kernels").joinpath(filename).read_text(encoding="utf-8")
+    return resources.files("memtune.kernels").joinpath(filename).read_text(encoding="utf-8")
 
 
 def compiles_per_kernel(filename: str) -> bool:
@@ -56,7 +56,7 @@ def compiles_per_kernel(filename: str) -> bool:
 def module(filename: str, options: tuple[str, ...] = ()):
     """The compiled RawModule of ``kernels/<filename>`` (compiled once per process and options)."""
     cp = cupy()
-    folder = resources.files("kernels")
+    folder = resources.files("memtune.kernels")
     source = _source(filename)
     try:   # -I: the .cu files share headers (lookback.cuh) that sit beside them
         mod = cp.RawModule(code=source, options=("-std=c++17", f"-I{folder}") + options)
@@ -218,7 +218,7 @@ class Kernel:
 
     def cost_entry(self):
         """The costmodel registry entry whose time predicts this kernel."""
-        from costmodel import algorithm as registry
+        from ..costmodel import algorithm as registry
         return registry.get(self.algorithm or self.name)
 
     def compulsory_bytes(self, size: int, itemsize: int) -> int:
@@ -231,7 +231,7 @@ class Kernel:
 
     def launch_plan(self, size: int, dtype: str, params: dict, case: dict):
         """The launches of one run (costmodel.physical.launch.Plan): what the physical model costs."""
-        from costmodel.physical.machine import MachineFileError
+        from ..costmodel.physical.machine import MachineFileError
         raise MachineFileError(f"{self.name}: no launch plan; the physical model cannot cost it")
 
     def run(self, inputs: Inputs, **params):

@@ -5,9 +5,9 @@ import math
 
 import numpy as np
 
-from costmodel.errors import ParameterError
+from ..costmodel.errors import ParameterError
 
-from costmodel.physical.launch import Access, Launch, Plan
+from ..costmodel.physical.launch import Access, Launch, Plan
 
 from .base import Inputs, Kernel, cdiv, cupy, dtype_of, function, hmm_occupancy, launch
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from costmodel import permutations as perms
-from costmodel import schedules
-from costmodel.errors import ParameterError
+from ..costmodel import permutations as perms
+from ..costmodel import schedules
+from ..costmodel.errors import ParameterError
 
 from .base import Inputs, Kernel, cupy, dtype_of, function, launch
 
@@ -38,7 +38,7 @@ class DMMPermutation(Kernel):
             raise ParameterError("n", f"{self.name} permutes 32..1024 elements in steps of 32, got {size}")
 
     def cost_entry(self):
-        from costmodel import algorithm as registry
+        from ..costmodel import algorithm as registry
         return registry.get(self.base)
 
     def model_values(self, size, params, case, limits):

@@ -1,5 +1,5 @@
 """Errors of the kernel layer; each tells the user what to do."""
-from costmodel.errors import MemtuneError
+from ..costmodel.errors import MemtuneError
 
 
 class GPUUnavailableError(MemtuneError, RuntimeError):

@@ -15,12 +15,12 @@ import math
 
 import numpy as np
 
-from costmodel import permutations as perms
-from costmodel import schedules
-from costmodel.errors import ParameterError
+from ..costmodel import permutations as perms
+from ..costmodel import schedules
+from ..costmodel.errors import ParameterError
 
-from costmodel.physical.launch import Access, Launch, Plan
-from costmodel.physical.model import permutation_stages
+from ..costmodel.physical.launch import Access, Launch, Plan
+from ..costmodel.physical.model import permutation_stages
 
 from .base import Inputs, Kernel, cdiv, cupy, dtype_of, function, inverse_on_device, launch
 

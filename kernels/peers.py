@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from costmodel import permutations as perms
+from ..costmodel import permutations as perms
 
 from .base import Inputs, Kernel, cupy, dtype_of, inverse_on_device
 

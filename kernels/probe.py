@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from costmodel.physical.machine import PARAMETERS, KernelResources, MachineFile, Quantity
+from ..costmodel.physical.machine import PARAMETERS, KernelResources, MachineFile, Quantity
 
 from .base import cupy, function, launch
 
@@ -309,7 +309,7 @@ def probe(functions=(), log=lambda message: None) -> MachineFile:
 
 def plan_functions(size: int = 1 << 20) -> set[tuple[str, str]]:
     """(source, function) of every launch of every kernel's plan, over its space, both dtypes and its cases."""
-    from costmodel.physical.machine import MachineFileError
+    from ..costmodel.physical.machine import MachineFileError
 
     from . import KERNELS
 

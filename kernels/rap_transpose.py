@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from costmodel import mappings
+from ..costmodel import mappings
 
 from .base import Inputs, Kernel, cupy, dtype_of, function, launch
 
@@ -35,7 +35,7 @@ class RAPTranspose(Kernel):
     searched = ()
 
     def cost_entry(self):
-        from costmodel import algorithm as registry
+        from ..costmodel import algorithm as registry
         return registry.get(self.algorithm, mapping=self.mapping.replace("-hw", ""))
 
     def model_values(self, size, params, case, limits):

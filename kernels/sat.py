@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 
-from costmodel.errors import ParameterError
+from ..costmodel.errors import ParameterError
 
-from costmodel.physical.launch import Access, Launch, Plan
+from ..costmodel.physical.launch import Access, Launch, Plan
 
 from .base import EPOCH_RESET, Inputs, Kernel, cdiv, cupy, dtype_of, function, launch, lookback_arrays, next_epoch
 

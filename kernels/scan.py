@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from costmodel.errors import ParameterError
+from ..costmodel.errors import ParameterError
 
-from costmodel.physical.launch import Access, Launch, Plan
+from ..costmodel.physical.launch import Access, Launch, Plan
 
 from .base import (
     EPOCH_RESET,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from costmodel.errors import MemtuneError
+from .costmodel.errors import MemtuneError
 
 from . import __version__
 from .commands import COMMANDS

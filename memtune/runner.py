@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from costmodel.errors import ParameterError
+from .costmodel.errors import ParameterError
 
 # what each family takes: (array names, dimensions of "a")
 INPUTS = {"sat": (("a",), 2), "prefix_sums": (("a",), 1), "sum": (("a",), 1), "permutation": (("a", "p"), 1),
@@ -50,7 +50,7 @@ def run(family: str, *arrays, device: str | None = None, **case):
     if family == "conv":
         case = {**case, "v": data["f"].shape[0] // 2}
     choice = choose(family, int(data["a"].size), dtype, device or _device_name(), tuple(sorted(case.items())))
-    import kernels
+    from . import kernels
 
     kernel = kernels.get(choice.algorithm)
     out = kernel.run(kernel.bind(data, dtype, **{k: v for k, v in case.items() if k != "v"}), **choice.params)
@@ -60,7 +60,7 @@ def run(family: str, *arrays, device: str | None = None, **case):
 @functools.lru_cache(maxsize=1024)
 def choose(family: str, size: int, dtype: str, device: str, case: tuple = ()) -> Choice:
     """The configuration :func:`run` uses (cached; ``case`` as sorted (name, value) pairs)."""
-    import tuner
+    from . import tuner
 
     problem = tuner.family_problem(family, size, dtype, **dict(case))
     problem = problem.restricted(lambda name: name not in problem.family.prepared)
@@ -119,7 +119,7 @@ def _cupy():
     if _CP is not None:
         return _CP
     try:
-        from kernels.base import cupy
+        from .kernels.base import cupy
 
         _CP = cupy()
         return _CP
@@ -141,7 +141,7 @@ def _callers_level() -> int:
 
 @functools.lru_cache(maxsize=None)
 def _device_name() -> str:
-    from kernels.timing import Device
+    from .kernels.timing import Device
 
     return Device.current().name
 

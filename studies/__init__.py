@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from costmodel.errors import ParameterError
+from ..costmodel.errors import ParameterError
 
 from .base import Study, analyse, write
 from .conv_matmul import ConvMatmul
@@ -32,7 +32,7 @@ def get(name: str) -> Study:
 
 def measure(name: str, folder: Path, repeats: int = 10) -> Path:
     """Run the study's measurements on this GPU into ``folder/<name>.csv`` (raw: no predictions yet)."""
-    from kernels.timing import Device
+    from ..kernels.timing import Device
 
     folder.mkdir(parents=True, exist_ok=True)
     frame = get(name).measure(repeats)

@@ -1,4 +1,4 @@
-"""``python -m studies measure NAME... --out DIR``: the GPU part alone (no plotting libraries needed)."""
+"""``python -m memtune.studies measure NAME... --out DIR``: the GPU part alone (no plotting libraries needed)."""
 import argparse
 from pathlib import Path
 

@@ -30,8 +30,8 @@ def paper_table(name: str) -> pd.DataFrame:
 def timed(name: str, size: int, dtype: str = "float32", params: dict | None = None, case: dict | None = None,
           repeats: int = 10, inputs=None, **row) -> dict:
     """One measurement as a study row (GPU)."""
-    import kernels
-    from kernels.timing import measure
+    from .. import kernels
+    from ..kernels.timing import measure
 
     k = kernels.get(name)
     inputs = inputs or k.make_inputs(size, dtype, 0, **(case or {}))
@@ -66,7 +66,7 @@ class Study:
 
 def analyse(frame: pd.DataFrame, calibration) -> pd.DataFrame:
     """Add the cost model's prediction (ms) and its relative error to every row of ours it can predict."""
-    import kernels
+    from .. import kernels
 
     frame = frame.copy()
     predicted = []

@@ -24,7 +24,7 @@ class ConvMatmul(Study):
         rows = []
 
         def sweep(name, params, case, label, series):
-            import kernels
+            from .. import kernels
             inputs = kernels.get(name).make_inputs(N, "float32", 2, **case)
             for d in D_SWEEP:
                 rows.append(timed(name, N, "float32", {**params, "d": d}, case, repeats, inputs=inputs,

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from costmodel import permutations as perms
-from costmodel import schedules
+from ..costmodel import permutations as perms
+from ..costmodel import schedules
 
 from .base import Report, Study, paper_table, plot_lines, timed
 

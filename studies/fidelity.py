@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from costmodel.errors import InputFileError
+from ..costmodel.errors import InputFileError
 
+from ..tuner.objectives.replay import Grid
 from .base import analyse, markdown, model_picks
 
 
@@ -74,8 +75,8 @@ def cross_validated(frames: dict[str, pd.DataFrame], calibration, folds: int = 5
 
     import numpy as np
 
-    from tuner.calibrate import row_observation
-    from tuner.calibration import fit_terms
+    from ..tuner.calibrate import row_observation
+    from ..tuner.calibration import fit_terms
 
     from .base import analyse
 
@@ -104,7 +105,7 @@ def predicted_grid(grid_path: Path, model) -> pd.DataFrame:
     """The recorded grids' measured rows (peers left out), each with the model's prediction."""
     import json
 
-    import kernels
+    from .. import kernels
 
     frame = pd.read_csv(grid_path)
     frame = frame[(frame.status == "ok") & ~frame.kernel.str.startswith("cupy_")].copy()
@@ -167,7 +168,7 @@ def write_fidelity(folder: Path, model, refined=None, seeds=None, grid_path: Pat
               if p.stem in _study_names()}
     if not frames:
         raise InputFileError(f"out: no study results (<study>.csv) in {str(folder)!r}; run memtune study first")
-    grid_path = grid_path or Path(__file__).resolve().parents[1] / "bench" / "grids" / "h100" / "grids.csv"
+    grid_path = grid_path or Path(Grid.shipped(model.device).origin)
     models = {"physical (machine file only)": model}
     if refined is not None:
         models["fitted per-kernel terms (optional refinement, in-sample)"] = refined

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from costmodel import permutations as perms
-from costmodel import schedules
+from ..costmodel import permutations as perms
+from ..costmodel import schedules
 
 from .base import Report, Study, paper_table, plot_lines, timed
 
@@ -20,14 +20,14 @@ SIDE = 2048
 
 def _schedule(p):
     """The schedule of permutation ``p``, coloured on the GPU (0.1 s at 2^22: costmodel.colouring's pairing)."""
-    from kernels.base import cupy
+    from ..kernels.base import cupy
 
     cp = cupy()
     return schedules.hmm_schedule(cp.asarray(p), 32, xp=cp)
 
 
 def _measure_case(name, n, dtype, perm, seed, sched, repeats, **row):
-    import kernels
+    from .. import kernels
 
     k = kernels.get(name)
     case = {"perm": perm}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from costmodel import mappings
+from ..costmodel import mappings
 
 from .base import Report, Study, paper_table, plot_lines, timed
 

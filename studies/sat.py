@@ -13,7 +13,7 @@ TRIALS = 8
 
 def best_r(nbar, dtype, repeats):
     """The tuner's best (rows, r) for (1+r)R1W: a model-guided study on the GPU."""
-    import tuner
+    from .. import tuner
 
     prob = tuner.problem("sat_1pr1w", nbar * nbar, dtype)
     obj = tuner.MeasureObjective(prob, repeats=repeats, time_limit_ms=2000)

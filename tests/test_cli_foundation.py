@@ -70,8 +70,8 @@ def test_demo_runs_and_reproduces_the_example(run_cli):
 
 
 def test_schedule_cli_writes_the_arrays(run_cli, tmp_path):
-    from costmodel import permutations as P
-    from costmodel import schedules as S
+    from memtune.costmodel import permutations as P
+    from memtune.costmodel import schedules as S
 
     out = tmp_path / "h.npz"
     code, text, _ = run_cli("schedule", "--kind", "hmm", "--perm", "random", "--n", str(64 * 64), "--w", "32",

@@ -9,16 +9,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import kernels
+from memtune import kernels
 import memtune
-import tuner
-from costmodel.errors import ParameterError
-from tuner import tables
-from tuner.family import family_problem
-from tuner.study import counted
+from memtune import tuner
+from memtune.costmodel.errors import ParameterError
+from memtune.tuner import tables
+from memtune.tuner.family import family_problem
+from memtune.tuner.study import counted
 
 ROOT = Path(__file__).resolve().parents[1]
-GRIDS = ROOT / "bench" / "grids" / "h100" / "grids.csv"
+GRIDS = ROOT / "tuner" / "grids" / "nvidia-h100-80gb-hbm3.csv"
 H100 = "NVIDIA H100 80GB HBM3"
 
 

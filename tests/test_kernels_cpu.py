@@ -7,10 +7,10 @@ from importlib import resources
 import numpy as np
 import pytest
 
-import kernels
-from costmodel.errors import ParameterError
+from memtune import kernels
+from memtune.costmodel.errors import ParameterError
 
-CU_FILES = sorted(p.name for p in resources.files("kernels").iterdir() if p.name.endswith(".cu"))
+CU_FILES = sorted(p.name for p in resources.files("memtune.kernels").iterdir() if p.name.endswith(".cu"))
 
 
 def test_cuda_sources_are_shipped():
@@ -21,7 +21,7 @@ def test_cuda_sources_are_shipped():
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 @pytest.mark.parametrize("cu", CU_FILES)
 def test_every_cu_compiles(cu, arch, tmp_path):
-    src = resources.files("kernels").joinpath(cu)
+    src = resources.files("memtune.kernels").joinpath(cu)
     proc = subprocess.run(["nvcc", "-std=c++17", "--cubin", f"-arch={arch}", str(src), "-o", str(tmp_path / "k.cubin")],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -31,7 +31,7 @@ def test_every_cu_compiles(cu, arch, tmp_path):
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed on this machine")
 @pytest.mark.parametrize("wanted", ["matmul_f32_m128_r8_b2", "conv_f64_t64_v3"])
 def test_one_kernel_of_a_selecting_file_is_compiled_and_the_rest_are_empty(wanted, tmp_path):
-    src = resources.files("kernels").joinpath("conv_matmul.cu")
+    src = resources.files("memtune.kernels").joinpath("conv_matmul.cu")
     proc = subprocess.run(["nvcc", "-std=c++17", "--cubin", "-arch=sm_90", f"-DMEMTUNE_ONLY={wanted}", "-Xptxas", "-v",
                            str(src), "-o", str(tmp_path / "k.cubin")], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -43,13 +43,13 @@ def test_one_kernel_of_a_selecting_file_is_compiled_and_the_rest_are_empty(wante
 
 
 def test_only_files_that_include_the_selector_compile_per_kernel():
-    from kernels.base import compiles_per_kernel
+    from memtune.kernels.base import compiles_per_kernel
 
     assert [cu for cu in CU_FILES if compiles_per_kernel(cu)] == ["conv_matmul.cu"]
 
 
 def test_registry_names_follow_the_costmodel():
-    from costmodel import algorithm_names
+    from memtune.costmodel import algorithm_names
 
     cost_names = set(algorithm_names())
     for name in kernels.names():
@@ -93,7 +93,7 @@ def test_unknown_kernel():
 
 
 def test_the_product_reference_sample_is_a_sub_grid_of_the_whole_product():
-    from kernels.base import Inputs
+    from memtune.kernels.base import Inputs
 
     rng = np.random.default_rng(7)
     nbar = 300
@@ -107,7 +107,7 @@ def test_the_product_reference_sample_is_a_sub_grid_of_the_whole_product():
 
 
 def test_the_default_reference_sample_indexes_the_whole_reference():
-    from kernels.base import Inputs
+    from memtune.kernels.base import Inputs
 
     nbar = 64
     a = np.random.default_rng(3).standard_normal(nbar * nbar).astype(np.float32)

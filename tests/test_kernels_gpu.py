@@ -2,9 +2,9 @@
 import numpy as np
 import pytest
 
-import kernels
-from costmodel import permutations as perms
-from kernels.timing import check, measure, relative_error, scan_error
+from memtune import kernels
+from memtune.costmodel import permutations as perms
+from memtune.kernels.timing import check, measure, relative_error, scan_error
 
 pytestmark = pytest.mark.gpu
 DTYPES = ["float32", "float64"]
@@ -220,7 +220,7 @@ def test_sat_kernels(name, dtype):
 def test_hmm_schedule_on_the_gpu_is_valid_and_conflict_free(nbar):
     """Colouring by pairing on the device: realises P, every row-wise step conflict-free."""
     cp = kernels.base.cupy()
-    from costmodel import schedules
+    from memtune.costmodel import schedules
     perm = perms.random(nbar * nbar, nbar)
     sched = schedules.hmm_schedule(cp.asarray(perm), 32, xp=cp)
     host = schedules.HMMSchedule(nbar, 32, *(cp.asnumpy(getattr(sched, k)) for k in ("row1", "col", "row2")))

@@ -1,6 +1,6 @@
 import pytest
 
-from costmodel import (DMM, HMM, UMM, AsyncHMM, ParameterError, PresetNotFoundError,
+from memtune.costmodel import (DMM, HMM, UMM, AsyncHMM, ParameterError, PresetNotFoundError,
                        load_preset, preset_names, symbol)
 
 

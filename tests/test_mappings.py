@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from costmodel import ParameterError
-from costmodel import mappings as M
+from memtune.costmodel import ParameterError
+from memtune.costmodel import mappings as M
 
 # 004 Table II: mean congestion, w = 16 .. 256
 TABLE_II = {

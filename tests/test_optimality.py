@@ -5,10 +5,10 @@ from importlib import resources
 import numpy as np
 import pytest
 
-from costmodel import DMM, UMM, check_optimality, simulate
-from costmodel import algorithm as registry
-from costmodel import conditions, optimality
-from costmodel.families import memory_access, scan
+from memtune.costmodel import DMM, UMM, check_optimality, simulate
+from memtune.costmodel import algorithm as registry
+from memtune.costmodel import conditions, optimality
+from memtune.costmodel.families import memory_access, scan
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +17,7 @@ def fresh():
 
 
 def test_stored_verdicts_are_current(fresh):
-    stored = json.loads(resources.files("costmodel").joinpath("data/verdicts.json").read_text())
+    stored = json.loads(resources.files("memtune.costmodel").joinpath("data/verdicts.json").read_text())
     assert set(stored) == set(fresh)
     for key, v in fresh.items():
         assert (stored[key]["optimal"], stored[key]["reason"]) == (v["optimal"], v["reason"]), key

@@ -5,12 +5,12 @@ from dataclasses import replace
 
 import pytest
 
-import kernels
-from costmodel import physical
-from costmodel.errors import InputFileError
-from costmodel.physical import launch as L
-from costmodel.physical.machine import PARAMETERS, KernelResources, MachineFile, Quantity
-from costmodel.physical.model import PhysicalModel, permutation_stages
+from memtune import kernels
+from memtune.costmodel import physical
+from memtune.costmodel.errors import InputFileError
+from memtune.costmodel.physical import launch as L
+from memtune.costmodel.physical.machine import PARAMETERS, KernelResources, MachineFile, Quantity
+from memtune.costmodel.physical.model import PhysicalModel, permutation_stages
 
 H100 = physical.load("H100")
 

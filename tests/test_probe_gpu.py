@@ -12,8 +12,8 @@ try:
 except Exception as exc:   # CUDA libraries missing
     pytest.skip(f"no CUDA device ({exc})", allow_module_level=True)
 
-from costmodel.physical.machine import PARAMETERS, parse  # noqa: E402
-from kernels import probe  # noqa: E402
+from memtune.costmodel.physical.machine import PARAMETERS, parse  # noqa: E402
+from memtune.kernels import probe  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +52,7 @@ def test_probed_values_are_physical(probed):
 
 
 def test_every_planned_function_has_its_resources(probed):
-    from kernels.base import function
+    from memtune.kernels.base import function
 
     planned = probe.plan_functions()
     assert {f for _, f in planned} <= set(probed[0].kernels)

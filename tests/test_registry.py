@@ -4,9 +4,9 @@ import math
 import pytest
 import sympy
 
-from costmodel import algorithm as registry
-from costmodel import query, symbol
-from costmodel.families import hmm_permutation, sat
+from memtune.costmodel import algorithm as registry
+from memtune.costmodel import query, symbol
+from memtune.costmodel.families import hmm_permutation, sat
 
 REQUIRED = """contiguous_access sum prefix_sums_simple prefix_sums_optimal dmm_copy dmm_permutation_d_designated
 dmm_permutation_s_designated dmm_permutation_conflict_free hmm_permutation_d_designated

@@ -3,10 +3,10 @@ configuration the lookup picks and with every candidate algorithm the family can
 import numpy as np
 import pytest
 
-import kernels
+from memtune import kernels
 import memtune
-import tuner
-from tuner.family import family_problem
+from memtune import tuner
+from memtune.tuner.family import family_problem
 
 pytestmark = pytest.mark.gpu
 
@@ -95,7 +95,7 @@ def test_every_runnable_candidate_binds_the_callers_arrays(family):
 
 
 def test_the_choice_on_this_gpu_comes_from_a_measured_table():
-    from kernels.timing import Device
+    from memtune.kernels.timing import Device
 
     device = Device.current().name
     choice = memtune.choose("sat", 4096 ** 2, "float32", device)

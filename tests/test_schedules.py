@@ -3,10 +3,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from costmodel import DMM, UMM, ParameterError, simulate
-from costmodel import permutations as P
-from costmodel import schedules as S
-from costmodel.colouring import check_colouring, edge_colouring
+from memtune.costmodel import DMM, UMM, ParameterError, simulate
+from memtune.costmodel import permutations as P
+from memtune.costmodel import schedules as S
+from memtune.costmodel.colouring import check_colouring, edge_colouring
 
 
 def test_worked_example_of_section_4_1():

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from costmodel import DMM, UMM, TraceError, contiguous_trace, simulate
+from memtune.costmodel import DMM, UMM, TraceError, contiguous_trace, simulate
 
 
 def reference_time(trace, w, l, machine):

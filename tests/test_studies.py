@@ -8,10 +8,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import kernels
-import studies
-import tuner
-from studies.base import analyse, model_picks, paper_table
+from memtune import kernels
+from memtune import studies
+from memtune import tuner
+from memtune.studies.base import analyse, model_picks, paper_table
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDED = ROOT / "studies" / "results" / "h100"
@@ -79,7 +79,7 @@ def test_every_study_reports_from_the_recorded_h100_measurements(tmp_path, run_c
 
 
 def test_knee_is_the_smallest_d_within_ten_percent():
-    from studies.conv_matmul import knees
+    from memtune.studies.conv_matmul import knees
 
     d = [32, 64, 128, 256]
     measured, predicted = [4.0, 2.0, 1.05, 1.0], [4.0, 1.0, 1.0, 1.0]
@@ -91,10 +91,10 @@ def test_knee_is_the_smallest_d_within_ten_percent():
 
 
 def test_best_r_reads_the_recorded_sat_grids():
-    from studies.fidelity import best_r
-    from tuner.model import load_model
+    from memtune.studies.fidelity import best_r
+    from memtune.tuner.model import load_model
 
-    table = best_r(ROOT / "bench" / "grids" / "h100" / "grids.csv", load_model("H100")).set_index("n̄")
+    table = best_r(ROOT / "tuner" / "grids" / "nvidia-h100-80gb-hbm3.csv", load_model("H100")).set_index("n̄")
     assert list(table.index) == [8192, 16384] and (table["r values"] == 15).all()
     # measured on the H100: r = 0.8, the top of the grid, is best at both sizes, 2.3x faster than r = 0 at 8192²
     assert (table["measured best r"] == 0.8).all()
@@ -105,8 +105,8 @@ def test_best_r_reads_the_recorded_sat_grids():
 def test_cross_validated_predictions_never_see_their_own_row():
     from dataclasses import replace
 
-    from studies.fidelity import cross_validated
-    from tuner.calibration import Calibration
+    from memtune.studies.fidelity import cross_validated
+    from memtune.tuner.calibration import Calibration
 
     base = Calibration(device="t", unit_ns=0.05, launch_us=4.0)
     sizes = [1 << e for e in range(16, 26)]

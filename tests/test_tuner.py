@@ -12,17 +12,17 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import kernels
-import tuner
-from costmodel.errors import ParameterError
-from costmodel.space import Limits, SearchSpace
-from tuner.calibration import Calibration, Observation, fit, parse
-from tuner.objectives import Grid, ReplayObjective
-from tuner.problem import tunable_names
-from tuner.study import Study, counted
+from memtune import kernels
+from memtune import tuner
+from memtune.costmodel.errors import ParameterError
+from memtune.costmodel.space import Limits, SearchSpace
+from memtune.tuner.calibration import Calibration, Observation, fit, parse
+from memtune.tuner.objectives import Grid, ReplayObjective
+from memtune.tuner.problem import tunable_names
+from memtune.tuner.study import Study, counted
 
 ROOT = Path(__file__).resolve().parents[1]
-GRIDS = ROOT / "bench" / "grids" / "h100" / "grids.csv"
+GRIDS = ROOT / "tuner" / "grids" / "nvidia-h100-80gb-hbm3.csv"
 
 
 @pytest.fixture(autouse=True)
@@ -310,8 +310,8 @@ def test_a_killed_worker_is_resumed_with_no_finished_trial_lost(tmp_path):
 # a worker that stops for ever at one point of a trial, to be killed there (argv: marker file, CLI args)
 _STALLING_WORKER = """
 import pathlib, sys, time
-from tuner.objectives.model import ModelObjective
-from tuner.strategies.model_guided import ModelGuidedSampler
+from memtune.tuner.objectives.model import ModelObjective
+from memtune.tuner.strategies.model_guided import ModelGuidedSampler
 
 def stall(*args, **kwargs):
     pathlib.Path(sys.argv[1]).write_text("stalled")
@@ -501,7 +501,7 @@ def test_cli_calibrate_refits_the_recorded_h100_measurements(run_cli, tmp_path):
 
 
 def test_time_terms_split_the_seeds_expression():
-    from tuner.calibration import time_terms
+    from memtune.tuner.calibration import time_terms
 
     entry = kernels.get("hmm_permutation_d_designated").cost_entry()        # Dw + 3L + 2n/w - 3
     terms = dict(time_terms(entry))
@@ -513,7 +513,7 @@ def test_time_terms_split_the_seeds_expression():
 def test_fit_terms_recovers_the_units_of_each_term_and_round_trips(tmp_path):
     from dataclasses import replace
 
-    from tuner.calibration import fit_terms
+    from memtune.tuner.calibration import fit_terms
 
     base = Calibration(device="synthetic", unit_ns=0.05, launch_us=4.0)
     k = kernels.get("conv_hmm")

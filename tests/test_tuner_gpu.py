@@ -1,11 +1,11 @@
 """The tuner's measure objective on a GPU: studies that time real kernels, and the faults a study survives."""
 import pytest
 
-import kernels
-import tuner
-from tuner import TrialFailed
-from tuner.objectives import MeasureObjective
-from tuner.study import Study, counted
+from memtune import kernels
+from memtune import tuner
+from memtune.tuner import TrialFailed
+from memtune.tuner.objectives import MeasureObjective
+from memtune.tuner.study import Study, counted
 
 pytestmark = pytest.mark.gpu
 
@@ -81,7 +81,7 @@ def test_the_sampled_check_accepts_right_outputs_and_catches_wrong_ones(name, si
 
 
 def test_a_run_over_the_time_limit_is_repeated_only_when_it_compiled(monkeypatch):
-    from kernels.base import module
+    from memtune.kernels.base import module
 
     prob = tuner.problem("matmul_hmm", 256 ** 2)
     objective = MeasureObjective(prob, repeats=2, time_limit_ms=1e-6)

@@ -11,7 +11,7 @@ import math
 
 import pandas as pd
 
-import kernels
+from .. import kernels
 
 from .calibration import Calibration, Observation, fit, fit_terms
 from .errors import CalibrationError
@@ -47,7 +47,7 @@ PLAN = [
 
 def measure_plan(repeats: int = 10, quick: bool = False, log=print) -> pd.DataFrame:
     """Every measurement of the plan, one row each (GPU)."""
-    from kernels.timing import measure
+    from ..kernels.timing import measure
 
     rows = []
     for name, sizes, grid, case in PLAN:
@@ -66,7 +66,7 @@ def measure_plan(repeats: int = 10, quick: bool = False, log=print) -> pd.DataFr
 
 def copy_bandwidth(repeats: int = 10) -> float:
     """The copy bandwidth (GB/s) of 2^28 float32: the lower bound's bandwidth."""
-    from kernels.timing import measure
+    from ..kernels.timing import measure
 
     copy = kernels.get("cupy_copy")
     return measure(copy, copy.make_inputs(1 << 28, "float32", 0, perm="identical"), repeats=repeats)["bandwidth_GBps"]

@@ -40,9 +40,9 @@ from pathlib import Path
 
 import numpy as np
 
-from costmodel import query
-from costmodel.physical.machine import slug
-from costmodel.space import Limits
+from ..costmodel import query
+from ..costmodel.physical.machine import slug
+from ..costmodel.space import Limits
 
 from .errors import CalibrationError
 from .storage import data_dir
@@ -181,7 +181,7 @@ def parse(text: str, origin: str) -> Calibration:
 
 
 def shipped() -> dict[str, Calibration]:
-    folder = resources.files("costmodel").joinpath("calibrations")
+    folder = resources.files("memtune.costmodel").joinpath("calibrations")
     return {p.name[:-5]: parse(p.read_text(encoding="utf-8"), p.name)
             for p in folder.iterdir() if p.name.endswith(".toml")}
 

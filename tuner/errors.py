@@ -1,5 +1,5 @@
 """Errors of the tuner: each says what to do about it."""
-from costmodel.errors import MemtuneError
+from ..costmodel.errors import MemtuneError
 
 
 class TunerError(MemtuneError):

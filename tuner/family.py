@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import kernels
-from costmodel.errors import ParameterError
+from .. import kernels
+from ..costmodel.errors import ParameterError
 
 from .problem import Problem, problem as kernel_problem
 

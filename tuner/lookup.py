@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from costmodel.errors import ParameterError
+from ..costmodel.errors import ParameterError
 
 from .errors import LookupTableError
 from .storage import data_dir
@@ -157,7 +157,7 @@ def _shipped() -> LookupTable:
 def shipped_paths() -> list[Path]:
     from importlib import resources
 
-    folder = resources.files("tuner").joinpath("tables")
+    folder = resources.files("memtune.tuner").joinpath("tables")
     return sorted(Path(str(p)) for p in folder.iterdir() if p.name.endswith(".csv")) if folder.is_dir() else []
 
 

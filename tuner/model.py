@@ -7,8 +7,8 @@ calibration file is named (``--calibration``), and reported as such.
 """
 from __future__ import annotations
 
-from costmodel import physical
-from costmodel.physical.model import PhysicalModel
+from ..costmodel import physical
+from ..costmodel.physical.model import PhysicalModel
 
 from . import calibration as calib
 from .storage import data_dir

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-import kernels
-from costmodel.errors import ParameterError
-from costmodel.space import Limits, SearchSpace
+from .. import kernels
+from ..costmodel.errors import ParameterError
+from ..costmodel.space import Limits, SearchSpace
 
 # kernel (or prefix) -> the CuPy operation it competes with
 PEERS = {"hmm_scheduled_permutation": "cupy_scatter", "hmm_permutation_d_designated": "cupy_scatter",

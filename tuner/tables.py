@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import kernels
-from costmodel.errors import ParameterError
-from costmodel.physical.machine import slug
+from .. import kernels
+from ..costmodel.errors import ParameterError
+from ..costmodel.physical.machine import slug
 
 from .family import ALGORITHM, FAMILIES
 from .lookup import COLUMNS, LookupTable

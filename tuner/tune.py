@@ -14,14 +14,12 @@ from .storage import open_storage
 from .study import Study, StudyResult, default_study_name
 from .workers import Workers, pin_to, visible_gpus
 
-# the grids recorded on the H100 (in a clone of the repository; an installed memtune needs --grid)
-DEFAULT_GRID = Path(__file__).resolve().parents[1] / "bench" / "grids" / "h100" / "grids.csv"
 MODEL_DEVICE = DEFAULT_DEVICE     # the model objective's default machine file (shipped)
 
 
 def gpu_available() -> bool:
     try:
-        from kernels.base import cupy
+        from ..kernels.base import cupy
 
         cupy()
         return True
@@ -39,7 +37,7 @@ def make_objective(problem, kind: str, grid: str | None = None, repeats: int = 2
         kind = "measure" if gpu_available() else "model"
     if kind not in ("measure", "model", "replay"):
         raise TunerError(f"objective: must be one of measure, model, replay, auto; got {kind!r}")
-    shared = {"grid": Grid.read(grid or DEFAULT_GRID)} if kind == "replay" else {}
+    shared = {"grid": (Grid.read(grid) if grid else Grid.shipped(DEFAULT_DEVICE))} if kind == "replay" else {}
     if kind == "model":
         shared["model"] = load_model(MODEL_DEVICE, calibration)
 
@@ -53,7 +51,7 @@ def make_objective(problem, kind: str, grid: str | None = None, repeats: int = 2
 
 def _objective(problem: Problem, kind: str, shared: dict, repeats: int, time_limit_ms: float):
     if kind == "measure":
-        from kernels import GPUUnavailableError
+        from ..kernels import GPUUnavailableError
 
         try:
             return MeasureObjective(problem, repeats=repeats, time_limit_ms=time_limit_ms)
@@ -116,11 +114,11 @@ def shared_study_name(problem, objective: str, grid: str | None, calibration: st
     """The default study name, found without building the objective (no inputs on the GPU)."""
     kind = ("measure" if gpu_available() else "model") if objective == "auto" else objective
     if kind == "measure":
-        from kernels.timing import Device
+        from ..kernels.timing import Device
 
         device = Device.current().name
     elif kind == "replay":
-        device = Grid.read(grid or DEFAULT_GRID).device()
+        device = (Grid.read(grid) if grid else Grid.shipped(DEFAULT_DEVICE)).device()
     else:
         device = model_device(load_model(MODEL_DEVICE, calibration))
     return default_study_name(problem, kind, device)

@@ -111,8 +111,8 @@ class MarkingSampler(optuna.samplers.BaseSampler):
 def gpu_label() -> str | None:
     """This process's GPU as a trial records it: name and PCI bus (None without one)."""
     try:
-        from kernels.base import cupy
-        from kernels.timing import Device
+        from ..kernels.base import cupy
+        from ..kernels.timing import Device
 
         return f"{Device.current().name} (PCI {cupy().cuda.Device().pci_bus_id})"
     except Exception:

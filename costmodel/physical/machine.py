@@ -162,7 +162,7 @@ def shipped() -> dict[str, MachineFile]:
             for p in folder.iterdir() if p.name.endswith(".toml")}
 
 
-def _matches(key: str, candidates) -> str | None:
+def match_device(key: str, candidates) -> str | None:
     """A device name as users write it ('H100', 'h100', the CUDA name) against file slugs."""
     if key in candidates:
         return key
@@ -180,11 +180,11 @@ def load(device: str | None = None, path: str | Path | None = None, user_folder:
     key = slug(device or "h100")
     if user_folder is not None and user_folder.is_dir():
         mine = {p.stem: p for p in user_folder.glob("*.toml")}
-        hit = _matches(key, mine)
+        hit = match_device(key, mine)
         if hit:
             return parse(mine[hit].read_text(encoding="utf-8"), str(mine[hit]))
     ships = shipped()
-    hit = _matches(key, ships)
+    hit = match_device(key, ships)
     if hit:
         return ships[hit]
     raise MachineFileError(f"machine: no machine file for {device!r}; run `memtune probe` on that GPU "

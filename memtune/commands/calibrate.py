@@ -23,13 +23,13 @@ def run(args) -> int:
 
     import pandas as pd
 
-    from tuner import calibrate
+    from ..tuner import calibrate
 
     log = (lambda m: None) if args.json else (lambda m: sys.stderr.write(m + "\n"))
     if args.from_csv:
         from pathlib import Path
 
-        from tuner.errors import CalibrationError
+        from ..tuner.errors import CalibrationError
 
         if not Path(args.from_csv).is_file():
             raise CalibrationError(f"from-csv: no file {args.from_csv!r}")
@@ -43,8 +43,8 @@ def run(args) -> int:
         copy_GBps = float(meta.iloc[0]["median_ms"]) if not meta.empty else 3000.0
         frame = frame[frame.kernel != "_meta"]
     else:
-        from tuner.errors import TunerError
-        from tuner.tune import gpu_available
+        from ..tuner.errors import TunerError
+        from ..tuner.tune import gpu_available
 
         if not gpu_available():
             raise TunerError("calibrate: measuring needs CuPy and a GPU; fit recorded data with --from-csv FILE")

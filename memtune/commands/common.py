@@ -6,8 +6,8 @@ import json
 import sys
 import numpy as np
 
-from costmodel.errors import ParameterError
-from costmodel.validation import positive_int
+from ..costmodel.errors import ParameterError
+from ..costmodel.validation import positive_int
 
 
 def positive(text: str) -> int:
@@ -45,7 +45,7 @@ def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
 
 def problem_from(args):
     """The tuner's problem the arguments of :func:`add_problem_arguments` name: a family or a kernel."""
-    import tuner
+    from .. import tuner
 
     return tuner.problem_of(args.name, args.n, args.dtype, **parse_case(args.case))
 

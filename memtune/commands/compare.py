@@ -1,7 +1,7 @@
 """``memtune compare``: the time of several algorithms side by side over a parameter range."""
 from __future__ import annotations
 
-from costmodel import query
+from ..costmodel import query
 
 from .common import add_json_flag, print_json
 from .cost import add_set

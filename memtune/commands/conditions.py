@@ -1,9 +1,9 @@
 """``memtune conditions``: the HMM paper's latency-hiding and throughput conditions."""
 from __future__ import annotations
 
-from costmodel import conditions, query
-from costmodel.errors import ParameterError
-from costmodel.symbols import DESCRIPTIONS
+from ..costmodel import conditions, query
+from ..costmodel.errors import ParameterError
+from ..costmodel.symbols import DESCRIPTIONS
 
 from .common import add_json_flag, print_json
 from .cost import add_set

@@ -1,7 +1,7 @@
 """``memtune congestion``: bank congestion of an access pattern under RAW, RAS or RAP."""
 from __future__ import annotations
 
-from costmodel import mappings
+from ..costmodel import mappings
 
 from .common import add_json_flag, positive, print_json
 

@@ -1,7 +1,7 @@
 """``memtune cost``: time, lower bound, rounds and optimality of one algorithm."""
 from __future__ import annotations
 
-from costmodel import query
+from ..costmodel import query
 
 from .common import add_json_flag, print_json
 

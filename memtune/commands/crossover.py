@@ -1,7 +1,7 @@
 """``memtune crossover``: where two algorithms cost the same."""
 from __future__ import annotations
 
-from costmodel import query
+from ..costmodel import query
 
 from .common import add_json_flag, print_json
 from .cost import add_set

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from costmodel import DMM, UMM, contiguous_trace, load_preset, simulate
+from ..costmodel import DMM, UMM, contiguous_trace, load_preset, simulate
 
 from .common import add_json_flag, print_json
 

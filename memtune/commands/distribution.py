@@ -1,7 +1,7 @@
 """``memtune distribution``: D_w(P), the address groups written by the D-designated algorithm."""
 from __future__ import annotations
 
-from costmodel import permutations as perms
+from ..costmodel import permutations as perms
 
 from .common import add_json_flag, positive, print_json
 

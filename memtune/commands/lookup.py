@@ -19,7 +19,7 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    import tuner
+    from .. import tuner
 
     problem = problem_from(args)
     cal = tuner.load_model(args.device, args.calibration)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from costmodel import all_presets
+from ..costmodel import all_presets
 
 from .common import add_json_flag, print_json
 
@@ -21,8 +21,8 @@ SHOWN = ("copy_bandwidth", "dram_latency", "l2_latency", "l2_bytes", "shared_lat
 
 def machine_files() -> dict:
     """Probed machine files: the shipped ones, then the user's (``memtune probe``), by device."""
-    from costmodel import physical
-    from tuner.model import machines_dir
+    from ..costmodel import physical
+    from ..tuner.model import machines_dir
 
     files = {m.device: m for m in physical.shipped().values()}
     folder = machines_dir()

@@ -15,12 +15,12 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    from kernels import probe
-    from kernels.base import cupy
+    from ..kernels import probe
+    from ..kernels.base import cupy
 
     cupy()                                   # one clear line without a GPU
-    import tuner
-    from costmodel.physical import slug
+    from .. import tuner
+    from ..costmodel.physical import slug
 
     machine = probe.probe(probe.plan_functions())
     path = Path(args.out) if args.out else tuner.model.machines_dir() / f"{slug(machine.device)}.toml"

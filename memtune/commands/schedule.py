@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from costmodel import permutations as perms
-from costmodel import schedules
-from costmodel.errors import InputFileError, ParameterError
+from ..costmodel import permutations as perms
+from ..costmodel import schedules
+from ..costmodel.errors import InputFileError, ParameterError
 
 from .common import add_json_flag, positive, print_json
 
@@ -30,8 +30,8 @@ def add_arguments(parser):
 
 
 def _gpu_module():
-    from kernels.base import cupy
-    from kernels.errors import GPUUnavailableError
+    from ..kernels.base import cupy
+    from ..kernels.errors import GPUUnavailableError
 
     try:
         return cupy()

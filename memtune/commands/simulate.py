@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from costmodel import DMM, UMM, simulate
-from costmodel.errors import TraceError
-from costmodel.npyio import load_npy
+from ..costmodel import DMM, UMM, simulate
+from ..costmodel.errors import TraceError
+from ..costmodel.npyio import load_npy
 
 from .common import add_json_flag, positive, print_json
 

@@ -21,8 +21,8 @@ def add_arguments(parser):
 def run(args) -> int:
     import pandas as pd
 
-    import studies
-    import tuner
+    from .. import studies
+    from .. import tuner
 
     out = Path(args.out)
     names = list(studies.STUDIES) if args.name == "all" else ([] if args.name == "fidelity" else [args.name])

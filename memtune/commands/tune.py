@@ -31,7 +31,7 @@ def add_arguments(parser):
 def run(args) -> int:
     import sys
 
-    import tuner
+    from .. import tuner
 
     problem = problem_from(args)
     result = tuner.tune(problem, objective=args.objective, trials=args.trials, storage=args.storage,

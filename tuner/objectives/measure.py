@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from kernels import KernelLaunchError
-from kernels.base import cupy
+from ...kernels import KernelLaunchError
+from ...kernels.base import cupy
 
 from ..errors import TrialFailed, TunerError
 from .base import Objective, Outcome
@@ -22,7 +22,7 @@ class MeasureObjective(Objective):
     name = "measure"
 
     def __init__(self, problem, repeats: int = 20, time_limit_ms: float = 2000.0, verify: bool = True, seed: int = 0):
-        from kernels.timing import Device
+        from ...kernels.timing import Device
 
         self.problem, self.repeats, self.limit, self.verify = problem, repeats, time_limit_ms, verify
         self.device = Device.current().name
@@ -50,7 +50,7 @@ class MeasureObjective(Objective):
 
     def _timed_run(self, params):
         cp = cupy()
-        from kernels.timing import hold_gpu
+        from ...kernels.timing import hold_gpu
 
         start, stop = cp.cuda.Event(), cp.cuda.Event()
         hold_gpu()
@@ -63,7 +63,7 @@ class MeasureObjective(Objective):
     def _first_run(self, params):
         """One run under the time limit; a first run over it is repeated once if it compiled a kernel (a slow
         configuration is not run twice: at d = 1 one run can take seconds)."""
-        from kernels.base import compilations
+        from ...kernels.base import compilations
 
         before = compilations()
         out, elapsed = self._timed_run(params)
@@ -74,7 +74,7 @@ class MeasureObjective(Objective):
         return out
 
     def __call__(self, params):
-        from kernels.timing import measure
+        from ...kernels.timing import measure
 
         kernel = self.problem.kernel
         try:
@@ -92,8 +92,8 @@ class MeasureObjective(Objective):
 
     def peer_ms(self):
         if self._peer is None and self.problem.peer:
-            import kernels
-            from kernels.timing import measure
+            from ... import kernels
+            from ...kernels.timing import measure
 
             peer = kernels.get(self.problem.peer)
             try:

@@ -2,12 +2,16 @@
 
 A grid is a CSV with one row per configuration: ``kernel, size, dtype, params`` (JSON), ``median_ms``,
 ``iqr_ms``, ``status`` (``ok`` or ``fail``) and ``reason``; rows with ``kernel`` set to a peer record
-the peer's time. ``bench/record_grids.py`` writes them.
+the peer's time. ``bench/record_grids.py`` writes them; the exhaustive grids recorded on the H100 and the
+H200 ship with memtune (``tuner/grids/<device>.csv``), and a replay with no grid named reads the H100's.
 """
 from __future__ import annotations
 
 import json
+from importlib import resources
 from pathlib import Path
+
+from ...costmodel.physical.machine import match_device, slug
 
 from ..errors import TrialFailed, TunerError
 from ..trials import config_key
@@ -30,6 +34,16 @@ class Grid:
         if not need <= set(frame.columns):
             raise TunerError(f"grid {path}: columns {sorted(need - set(frame.columns))} missing")
         return cls(frame, str(path))
+
+    @classmethod
+    def shipped(cls, device: str) -> "Grid":
+        """The exhaustive grid recorded on ``device`` that ships with memtune."""
+        folder = resources.files("memtune.tuner").joinpath("grids")
+        paths = {p.name[:-4]: p for p in folder.iterdir() if p.name.endswith(".csv")}
+        hit = match_device(slug(device), paths)
+        if hit is None:
+            raise TunerError(f"grid: none ships for {device!r} (shipped: {', '.join(sorted(paths))}); give --grid")
+        return cls.read(Path(str(paths[hit])))
 
     def rows(self, kernel: str, size: int, dtype: str):
         f = self.frame
