@@ -9,7 +9,7 @@ import statistics
 import time
 
 from memtune import costmodel
-from memtune.costmodel import algorithm as registry
+from memtune.costmodel import registry
 from memtune.costmodel import query
 
 CASES = {

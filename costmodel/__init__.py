@@ -7,7 +7,8 @@ from .presets import Preset, all_presets, load_preset, preset_names
 from .simulator import (NO_REQUEST, SimulationResult, address_groups,
                         bank_congestion, contiguous_trace, simulate)
 from .symbols import symbol, symbols
-from .algorithm import Algorithm, Limitation, Rounds, UnknownAlgorithmError, get as get_algorithm, names as algorithm_names
+from .algorithm import Algorithm, Limitation, Rounds, UnknownAlgorithmError
+from .registry import get as get_algorithm, names as algorithm_names
 from .conditions import CONDITIONS, Condition
 from .optimality import Verdict, check_optimality
 from .query import best_r, compare, cost, crossover

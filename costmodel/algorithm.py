@@ -8,8 +8,8 @@ which limitation dominates. Later layers attach the kernel, the search space
 and the study of an algorithm to the same entry (``kernel``, ``search_space``,
 ``study``), so there is one place to look an algorithm up.
 
-Entries are defined one module per family in :mod:`costmodel.families` and
-registered here on import.
+Entries are defined one module per source chapter in :mod:`memtune.costmodel.chapters`;
+:mod:`memtune.costmodel.registry` looks them up.
 """
 from __future__ import annotations
 
@@ -107,49 +107,9 @@ class Algorithm:
                 "description": self.description}
 
 
-REGISTRY: dict[str, Algorithm] = {}
-VARIANTS: dict[str, dict[str, dict[str, Algorithm]]] = {}   # name -> option -> value -> entry
+class Entries(list):
+    """A chapter's registry entries, in the order the chapter defines them."""
 
-
-def register(entry: Algorithm) -> Algorithm:
-    if entry.option is None:
-        if entry.name in REGISTRY:
-            raise ValueError(f"algorithm {entry.name!r} registered twice")
-        REGISTRY[entry.name] = entry
-    else:
-        option, value = entry.option
-        VARIANTS.setdefault(entry.name, {}).setdefault(option, {})[value] = entry
-        REGISTRY.setdefault(entry.name, entry)   # the first variant is the default
-    return entry
-
-
-def _load() -> None:
-    from . import families  # noqa: F401  (registers every family on import)
-
-
-def names() -> list[str]:
-    _load()
-    return list(REGISTRY)
-
-
-def get(name: str, **options: str) -> Algorithm:
-    """The entry ``name``; ``options`` pick a variant (e.g. ``mapping="rap"``)."""
-    _load()
-    if name not in REGISTRY:
-        close = [n for n in REGISTRY if name.split("_")[0] in n][:5]
-        hint = f"; did you mean {', '.join(close)}?" if close else "; `memtune algorithms` lists them"
-        raise UnknownAlgorithmError(f"name: no algorithm {name!r}{hint}")
-    variants = VARIANTS.get(name, {})
-    for option, value in options.items():
-        if option not in variants:
-            raise UnknownAlgorithmError(f"{option}: {name} has no option {option!r}")
-        if value not in variants[option]:
-            raise UnknownAlgorithmError(f"{option}: must be one of {', '.join(variants[option])}, got {value!r}")
-        return variants[option][value]
-    return REGISTRY[name]
-
-
-def options(name: str) -> dict[str, list[str]]:
-    """Option name → allowed values of a family with variants (empty otherwise)."""
-    _load()
-    return {k: list(v) for k, v in VARIANTS.get(name, {}).items()}
+    def add(self, entry: Algorithm) -> Algorithm:
+        self.append(entry)
+        return entry

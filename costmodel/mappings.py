@@ -17,13 +17,13 @@ a[i][j][k][l] is (l + f(i, j, k)) mod w) are in :func:`congestion_4d`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import permutations
 
 import numpy as np
 
 from .errors import ParameterError
 from .simulator import bank_congestion
-from .validation import positive_int
-from .validation import seed as check_seed
+from .validation import positive_int, seed as check_seed
 
 MAPPINGS = ("raw", "ras", "rap")
 MAX_BANKS = 1 << 12        # a bank count past any machine's; w x w cells per estimate
@@ -234,8 +234,6 @@ def r1p_malicious(w: int) -> np.ndarray:
     Under R1P each group lands in one bank, (r_x + r_y + r_z) mod w; remaining
     lanes read a[0][0][lane][0]-style cells that cannot coincide with the groups.
     """
-    from itertools import permutations
-
     rows = []
     for g in range(w // 6):
         rows += [list(p) + [0] for p in permutations((3 * g, 3 * g + 1, 3 * g + 2))]

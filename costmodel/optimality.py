@@ -31,13 +31,13 @@ from pathlib import Path
 import numpy as np
 import sympy
 
-from . import algorithm as registry
+from . import registry
+from .algorithm import Algorithm
+from .evaluate import TYPICAL, dominant
 from .symbols import symbol
 
 FIXED = ("r", "depth")
 SAMPLE = {"r": 0.25, "depth": 1}
-TYPICAL = {"n": 1 << 24, "nbar": 4096, "w": 32, "l": 30, "L": 600, "p": 1024, "d": 132, "m": 64, "R": 32,
-           "v": 3, "r": 0.1, "depth": 0, "k": 132, "c": 32, "Dw": 1 << 24}
 SCALES = (2.0 ** 20, 2.0 ** 40, 2.0 ** 60)
 
 
@@ -53,11 +53,11 @@ class Verdict:
     grid_max_ratio: float
 
 
-def _key(entry: registry.Algorithm) -> str:
+def _key(entry: Algorithm) -> str:
     return entry.name if entry.option is None else f"{entry.name}[{entry.option[0]}={entry.option[1]}]"
 
 
-def prepared(entry: registry.Algorithm):
+def prepared(entry: Algorithm):
     """(time, bound, free parameters) after worst cases and domain equalities are substituted."""
     subs = dict(entry.worst_case)
     for rel in entry.domain:
@@ -171,10 +171,8 @@ def _grid_max(time, bound, entry, subs):
     return float(np.nanmax(ratio)) if ratio.size else float("nan")
 
 
-def dominant_limitation(entry: registry.Algorithm, values: dict | None = None) -> str:
+def dominant_limitation(entry: Algorithm, values: dict | None = None) -> str:
     """The limitation with the largest value at ``values`` (typical H100-scale values fill the rest)."""
-    from .query import dominant   # the query layer compiles the limitations once
-
     return dominant(entry, values or {})
 
 
@@ -202,8 +200,7 @@ def check_optimality(name: str, **options) -> Verdict:
 
 
 def all_entries():
-    registry.names()
-    for name in registry.REGISTRY:
+    for name in registry.names():
         variants = registry.options(name)
         if not variants:
             yield name, {}

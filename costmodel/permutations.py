@@ -152,3 +152,21 @@ def distribution(perm: np.ndarray, w: int) -> int:
     rows[:perm.size] = perm
     rows = rows.reshape(warps, w)
     return int(address_groups(rows, w, rows >= 0).sum())
+
+
+def expected_random_distribution(n: int, w: int) -> float:
+    """E[D_w(P)] over uniformly random permutations P of n elements: the D_w a permutation nobody named
+    is priced at. A warp's k destinations are k distinct positions; a given address group of w
+    (of the n/w) is missed by all of them with probability C(n − w, k) / C(n, k)."""
+    n, w = positive_int("n", n), positive_int("w", w)
+    groups = n / w
+
+    def distinct(k: int) -> float:
+        miss = 1.0
+        for i in range(k):
+            miss *= max(n - w - i, 0) / (n - i)
+        return groups * (1.0 - miss)
+
+    full, rest = divmod(n, w)
+    return full * distinct(w) + (distinct(rest) if rest else 0.0)
+

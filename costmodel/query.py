@@ -1,8 +1,4 @@
-"""Cost queries over the registry: the Python API behind ``memtune cost``, ``compare`` and ``crossover``.
-
-Expressions are compiled once per entry (``sympy.lambdify``) and kept, so a
-repeated query costs a dictionary lookup and one numeric evaluation.
-"""
+"""Cost queries over the registry: the Python API behind ``memtune cost``, ``compare`` and ``crossover``."""
 from __future__ import annotations
 
 import math
@@ -12,8 +8,9 @@ from functools import lru_cache
 import numpy as np
 import sympy
 
-from . import algorithm as registry
-from . import optimality
+from . import optimality, registry
+from .algorithm import Algorithm
+from .evaluate import complete, dominant, entry_key, evaluate, text as expression_text
 from .errors import ParameterError
 from .symbols import DESCRIPTIONS, domain_error, symbol
 
@@ -56,18 +53,7 @@ def split_options(name: str, values: dict) -> tuple[dict, dict]:
     return opts, nums
 
 
-def complete(entry: registry.Algorithm, values: dict) -> dict:
-    """Fill n from n̄ (or n̄ from n) for the square-matrix entries."""
-    values = dict(values)
-    if "n" in entry.parameters and "nbar" in entry.parameters:
-        if "nbar" in values and "n" not in values:
-            values["n"] = values["nbar"] ** 2
-        elif "n" in values and "nbar" not in values:
-            values["nbar"] = math.isqrt(int(values["n"])) if float(values["n"]).is_integer() else values["n"] ** 0.5
-    return values
-
-
-def check_values(entry: registry.Algorithm, values: dict, strict: bool = True) -> dict:
+def check_values(entry: Algorithm, values: dict, strict: bool = True) -> dict:
     """Keep the entry's parameters; reject unknown names (strict) and values outside the domain."""
     unknown = [k for k in values if k not in entry.parameters and k not in ("n", "nbar")]
     if strict and unknown:
@@ -83,44 +69,6 @@ def check_values(entry: registry.Algorithm, values: dict, strict: bool = True) -
             raise ParameterError(sorted(str(s) for s in rel.free_symbols)[0],
                                  f"{entry.name} needs {rel}, which fails for the values given")
     return kept
-
-
-@lru_cache(maxsize=None)
-def _compiled(key: str, which: str):
-    """(function of the entry's parameters, its expression) for 'time', 'bound' or a round kind."""
-    name, _, option = key.partition("|")
-    entry = registry.get(name, **(dict([option.split("=")]) if option else {}))
-    if which.startswith("limitation:"):
-        expr = entry.limitations[int(which.split(":")[1])].expr
-    else:
-        expr = {"time": entry.time, "bound": entry.lower_bound}.get(which)
-        if expr is None:
-            expr = entry.rounds.as_dict()[which]
-    args = [symbol(p) for p in entry.parameters]
-    # scalar evaluation: the math module compiles fast and needs no numpy namespace lookups
-    return sympy.lambdify(args, sympy.sympify(expr), modules=["math"]), expr
-
-
-@lru_cache(maxsize=None)
-def _text(key: str, which: str, latex: bool) -> str:
-    expr = _compiled(key, which)[1]
-    return sympy.latex(expr) if latex else sympy.sstr(expr)
-
-
-def _entry_key(entry: registry.Algorithm) -> str:
-    return entry.name if entry.option is None else f"{entry.name}|{entry.option[0]}={entry.option[1]}"
-
-
-def evaluate(entry: registry.Algorithm, which: str, values: dict):
-    """Numeric value of an expression when every parameter is set, else None."""
-    if not all(p in values for p in entry.parameters):
-        return None
-    fn, _ = _compiled(_entry_key(entry), which)
-    try:
-        value = float(fn(*[values[p] for p in entry.parameters]))
-    except (ZeroDivisionError, ValueError, OverflowError):
-        return None
-    return int(value) if value.is_integer() and abs(value) < 2 ** 53 else value
 
 
 @dataclass(frozen=True)
@@ -148,31 +96,22 @@ def cost(name: str, values: dict | None = None, latex: bool = False) -> CostResu
     opts, nums = split_options(name, values or {})
     entry = registry.get(name, **opts)
     nums = check_values(entry, complete(entry, nums))
-    key = _entry_key(entry)
+    key = entry_key(entry)
     verdict = optimality.verdict(name, **opts)
     rounds = {}
     for kind, expr in entry.rounds.as_dict().items():
         if expr != 0:
             value = evaluate(entry, kind, nums)
-            rounds[kind] = value if value is not None else _text(key, kind, latex)
+            rounds[kind] = value if value is not None else expression_text(key, kind, latex)
     return CostResult(
         name=entry.name if entry.option is None else f"{entry.name}[{entry.option[0]}={entry.option[1]}]",
         model=entry.model, source=entry.source,
-        time=_text(key, "time", latex), time_value=evaluate(entry, "time", nums),
-        lower_bound=_text(key, "bound", latex), lower_bound_value=evaluate(entry, "bound", nums),
+        time=expression_text(key, "time", latex), time_value=evaluate(entry, "time", nums),
+        lower_bound=expression_text(key, "bound", latex), lower_bound_value=evaluate(entry, "bound", nums),
         optimal=bool(verdict["optimal"]),
         dominant=dominant(entry, nums) if nums else verdict["dominant"],
         reason=verdict["reason"], order_only=entry.order_only, rounds=rounds,
         parameters=list(entry.parameters))
-
-
-def dominant(entry: registry.Algorithm, values: dict) -> str:
-    """The limitation with the largest value; unset parameters take typical H100-scale values."""
-    point = complete(entry, {**{k: v for k, v in optimality.TYPICAL.items() if k not in ("n", "nbar")}, **values})
-    point.setdefault("n", optimality.TYPICAL["n"])
-    point.setdefault("nbar", optimality.TYPICAL["nbar"])
-    scores = [evaluate(entry, f"limitation:{i}", point) or 0.0 for i in range(len(entry.limitations))]
-    return entry.limitations[int(np.argmax(scores))].name
 
 
 def parse_vary(spec: str) -> tuple[str, list[float]]:
@@ -306,5 +245,5 @@ def best_r_table(L: float, w: int = 32):
     return pd.DataFrame(rows)
 
 
-def describe_parameters(entry: registry.Algorithm) -> dict[str, str]:
+def describe_parameters(entry: Algorithm) -> dict[str, str]:
     return {p: DESCRIPTIONS[p] for p in entry.parameters}

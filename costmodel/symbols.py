@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import sympy
 
+from .errors import ParameterError
+
 #: Parameters of the models and the algorithms, with what they stand for.
 DESCRIPTIONS = {
     "n": "input size (number of elements)",
@@ -53,8 +55,6 @@ def symbol(name: str) -> sympy.Symbol:
     """The one sympy symbol for parameter ``name`` (positive; integer unless r)."""
     if name not in _SYMBOLS:
         if name not in DESCRIPTIONS:
-            from .errors import ParameterError
-
             raise ParameterError(name, f"no model parameter {name!r}; parameters: {', '.join(DESCRIPTIONS)}")
         if name in ("r", "c", "Dw"):
             _SYMBOLS[name] = sympy.Symbol(name, nonnegative=True, real=True)

@@ -1,7 +1,8 @@
 """memtune.kernels — CuPy kernels for the seeds' algorithms and the peers, behind one interface.
 
-Importing this package needs neither CuPy nor a GPU; running a kernel without
-them raises :class:`GPUUnavailableError`.
+Every kernel describes a run as one launch plan (``Kernel.launch_plan``), which the physical model
+prices and :mod:`.executor` runs. Importing this package needs neither CuPy nor a GPU; running a
+kernel without them raises :class:`GPUUnavailableError`.
 """
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ _ALL = (dmm_permutation.KERNELS + rap_transpose.KERNELS + hmm_permutation.KERNEL
 KERNELS: dict[str, Kernel] = {k.name: k for k in _ALL}
 
 
-def names(family: str | None = None) -> list[str]:
-    return [k for k, v in KERNELS.items() if family is None or v.family == family]
+def names(chapter: str | None = None) -> list[str]:
+    return [k for k, v in KERNELS.items() if chapter is None or v.chapter == chapter]
 
 
 def get(name: str) -> Kernel:

@@ -1,11 +1,11 @@
 """The one kernel interface that the tuner, the studies and the benchmarks drive.
 
-A :class:`Kernel` has a registry ``name`` (the costmodel name where there is
-one), ``tunables`` (parameter → allowed values), ``make_inputs(size, dtype,
-seed, **case)`` that builds device arrays, ``run(inputs, **params)`` that
-returns the device output, and ``reference(inputs)`` in numpy. CUDA sources are
-``.cu`` files beside this module, compiled on first use through CuPy's
-RawModule; nothing here imports CuPy until a kernel runs.
+A :class:`Kernel` has a registry ``name`` (the costmodel name where there is one), ``tunables``
+(parameter → allowed values), ``make_inputs(size, dtype, seed, **case)`` that builds device arrays,
+``launch_plan(size, dtype, params, case)`` — every launch of one run, the call and its cost — and
+``reference(inputs)`` in numpy. :meth:`Kernel.run` hands the plan to the one executor
+(:mod:`.executor`), so what the physical model prices is what runs. A kernel implements the cost
+model's contract, :class:`memtune.costmodel.contracts.CostedKernel`.
 """
 from __future__ import annotations
 
@@ -13,83 +13,18 @@ import functools
 import math
 import re
 from dataclasses import dataclass, field
-from importlib import resources
 
 import numpy as np
 
+from ..costmodel import registry
 from ..costmodel.errors import ParameterError
-from ..costmodel.physical.launch import Access, Launch
+from ..costmodel.physical.launch import Plan
 from ..costmodel.space import Limits, SearchSpace
-
-from .errors import GPUUnavailableError, KernelLaunchError
+from .device import cupy
+from .errors import KernelLaunchError
+from .executor import run_plan
 
 DTYPES = {"float32": np.float32, "float64": np.float64}
-
-
-def cupy():
-    """Import CuPy and check for a device, or raise one clear error."""
-    try:
-        import cupy as cp
-    except Exception as exc:  # ImportError, or CUDA libraries missing
-        raise GPUUnavailableError(
-            f"kernels need CuPy and a CUDA GPU: CuPy cannot be imported ({type(exc).__name__}: {exc}); "
-            "install memtune[gpu] (CUDA 12) or cupy-cuda13x (CUDA 13)") from None
-    try:
-        if cp.cuda.runtime.getDeviceCount() < 1:
-            raise GPUUnavailableError("kernels need a CUDA GPU: no device found")
-    except cp.cuda.runtime.CUDARuntimeError as exc:
-        raise GPUUnavailableError(f"kernels need a CUDA GPU: {exc}") from None
-    return cp
-
-
-@functools.lru_cache(maxsize=None)
-def _source(filename: str) -> str:
-    return resources.files("memtune.kernels").joinpath(filename).read_text(encoding="utf-8")
-
-
-def compiles_per_kernel(filename: str) -> bool:
-    """Whether ``filename`` is compiled one kernel at a time (it includes select.cuh)."""
-    return "MEMTUNE_WANTS" in _source(filename)
-
-
-@functools.lru_cache(maxsize=None)
-def module(filename: str, options: tuple[str, ...] = ()):
-    """The compiled RawModule of ``kernels/<filename>`` (compiled once per process and options)."""
-    cp = cupy()
-    folder = resources.files("memtune.kernels")
-    source = _source(filename)
-    try:   # -I: the .cu files share headers (lookback.cuh) that sit beside them
-        mod = cp.RawModule(code=source, options=("-std=c++17", f"-I{folder}") + options)
-        mod.compile()
-    except Exception as exc:
-        raise KernelLaunchError(f"{filename}: compilation failed: {str(exc).splitlines()[0]}") from None
-    return mod
-
-
-def compilations() -> int:
-    """How many modules this process has compiled (or loaded from CuPy's disk cache) so far."""
-    return module.cache_info().misses
-
-
-def function(filename: str, name: str):
-    """Kernel ``name`` of ``kernels/<filename>``; a file that includes select.cuh compiles only that kernel."""
-    options = (f"-DMEMTUNE_ONLY={name}",) if compiles_per_kernel(filename) else ()
-    try:
-        return module(filename, options).get_function(name)
-    except KernelLaunchError:
-        raise
-    except Exception as exc:
-        raise KernelLaunchError(f"{filename}: no kernel {name!r} ({exc})") from None
-
-
-def launch(fn, grid, block, args, shared_mem: int = 0) -> None:
-    """Launch and surface launch errors as KernelLaunchError (the message names the kernel)."""
-    try:
-        if shared_mem > 48 * 1024:
-            fn.max_dynamic_shared_size_bytes = shared_mem
-        fn(grid, block, args, shared_mem=shared_mem)
-    except Exception as exc:
-        raise KernelLaunchError(f"{fn.name if hasattr(fn, 'name') else fn}: launch failed: {exc}") from None
 
 
 def inverse_on_device(p, dtype):
@@ -106,21 +41,10 @@ def lookback_arrays(words: int, dtype: str) -> dict:
     return {"counter": cp.zeros(1, np.uint32), "status": cp.zeros(words * (1 if dtype == "float32" else 2), np.uint64)}
 
 
-# next_epoch's reset of the ticket counter: one CuPy fill launch before each look-back launch
-EPOCH_RESET = Launch("fill", 1, 32, accesses=(Access("counter", 4, write=True),), arguments=(1, 1))
-
-
-def next_epoch(inputs: "Inputs") -> np.uint32:
-    """A new epoch for a look-back launch on these inputs; status words of older launches then read as not ready."""
-    inputs.host["epoch"] = inputs.host.get("epoch", 0) % 0x3FFFFFFF + 1
-    inputs.arrays["counter"].fill(0)
-    return np.uint32(inputs.host["epoch"])
-
-
 def hmm_occupancy(grid: int, threads: int, limits: Limits) -> dict:
     """The HMM's d and p for a launch of ``grid`` blocks of ``threads``: d DMMs busy, p threads resident on each."""
     d = min(grid, limits.sms)
-    resident_blocks = max(1, min(-(-grid // limits.sms), limits.threads_per_sm // max(threads, 1)))
+    resident_blocks = max(1, min(cdiv(grid, limits.sms), limits.threads_per_sm // max(threads, 1)))
     return {"d": d, "p": threads * resident_blocks}
 
 
@@ -136,16 +60,27 @@ def dtype_of(name: str) -> np.dtype:
     return np.dtype(DTYPES[name])
 
 
+def suffix(dtype: str) -> str:
+    """The kernels' name suffix of a dtype: f32 or f64."""
+    return "f32" if dtype == "float32" else "f64"
+
+
 @dataclass
 class Inputs:
-    """Device arrays of one problem, with what made them."""
+    """Device arrays of one problem, with what made them.
+
+    ``case`` holds the problem's values besides the size that the plan reads (``perm``, ``v``);
+    ``host`` the numpy copies the reference needs and the values launches read at run time (the
+    look-back epoch); ``programs`` the plans bound to these arrays by the executor.
+    """
 
     size: int
     dtype: str
     seed: int
     arrays: dict
     case: dict = field(default_factory=dict)
-    host: dict = field(default_factory=dict)   # numpy copies the reference needs
+    host: dict = field(default_factory=dict)
+    programs: dict = field(default_factory=dict, repr=False)
 
     def with_host(self, seed: int, **host) -> "Inputs":
         """These inputs as made from host data (``make_inputs``): the seed and the numpy copies kept."""
@@ -153,17 +88,23 @@ class Inputs:
         self.host.update(host)
         return self
 
+    @property
+    def side(self) -> int:
+        """n̄ of an n̄ x n̄ problem."""
+        return math.isqrt(self.size)
+
 
 class Kernel:
     """Base of every kernel and peer. Subclasses set the class attributes and implement
-    ``make_inputs``, ``_run`` and ``reference``."""
+    ``make_inputs``, ``bind``, ``launch_plan`` and ``reference``."""
 
     name: str = ""
-    family: str = ""
+    chapter: str = ""                 # the seeds' chapter it comes from (a study's name); "peer" for CuPy's own
     memory: str = "global"            # "global": the timing harness flushes L2; "shared": one block, repeated
     tunables: dict[str, tuple] = {}
     defaults: dict[str, object] = {}
     peer: bool = False
+    beyond_seeds: bool = False        # not one of the seeds' algorithms: costed by the entry ``algorithm`` names
     # the search space (costmodel.space): restrictions over the tunables, threads and shared memory
     # per block as expressions, and which tunables a tuner searches (None: all of them)
     restrictions: tuple[str, ...] = ()
@@ -211,39 +152,40 @@ class Kernel:
             raise ParameterError(named[-1] if named else "params", f"{self.name}: {reason} for {out}")
         return out
 
-    # -- the model binding: what the cost model needs to predict one configuration -------------
+    # -- the cost model's contract (memtune.costmodel.contracts.CostedKernel) ---------------------
     def model_values(self, size: int, params: dict, case: dict, limits: Limits) -> dict:
         """Values of the algorithm's parameters (besides w, l, L) for this size and configuration."""
         return {"n": size, "nbar": math.isqrt(size)}
 
     def cost_entry(self):
         """The costmodel registry entry whose time predicts this kernel."""
-        from ..costmodel import algorithm as registry
         return registry.get(self.algorithm or self.name)
 
     def compulsory_bytes(self, size: int, itemsize: int) -> int:
         """Bytes any implementation must move: the lower bound's traffic (read the input, write the output)."""
         return 2 * size * itemsize
 
-    def launches(self, size: int, params: dict, case: dict) -> int:
-        """Kernel launches of one run (each costs a launch overhead the model's time does not count)."""
-        return 1
+    def launch_plan(self, size: int, dtype: str, params: dict, case: dict) -> Plan:
+        """The launches of one run (``params`` complete and checked): what runs and what the model prices."""
+        raise KernelLaunchError(f"{self.name}: no launch plan")
 
-    def launch_plan(self, size: int, dtype: str, params: dict, case: dict):
-        """The launches of one run (costmodel.physical.launch.Plan): what the physical model costs."""
-        from ..costmodel.physical.machine import MachineFileError
-        raise MachineFileError(f"{self.name}: no launch plan; the physical model cannot cost it")
+    def plan(self, size: int, dtype: str, params: dict, case: dict | None = None) -> Plan:
+        """The launch plan of a configuration, built once and kept (a run reads it every time)."""
+        case = {**self.default_case, **(case or {})}
+        return self._plan(size, dtype, tuple(sorted(self.check_params(params).items())), tuple(sorted(case.items())))
 
+    @functools.lru_cache(maxsize=256)     # a plan of 4R1W at n̄ = 16384 holds 32767 launches
+    def _plan(self, size: int, dtype: str, params: tuple, case: tuple) -> Plan:
+        return self.launch_plan(size, dtype, dict(params), dict(case))
+
+    # -- running --------------------------------------------------------------------------------
     def run(self, inputs: Inputs, **params):
-        return self._run(inputs, **self.check_params(params))
+        """Run the configuration's plan on ``inputs``; the output array."""
+        return run_plan(self.plan(inputs.size, inputs.dtype, params, inputs.case), inputs)
 
     def ops_per_run(self, **params) -> int:
         """How many repetitions of the operation one run performs (DMM kernels loop inside)."""
         return 1
-
-    def bytes_moved(self, inputs: Inputs) -> int:
-        """Bytes a copy-speed implementation must read and write (for effective bandwidth)."""
-        return 2 * inputs.size * np.dtype(inputs.dtype).itemsize
 
     # subclasses
     def make_inputs(self, size: int, dtype: str = "float32", seed: int = 0, **case) -> Inputs:
@@ -253,9 +195,6 @@ class Kernel:
         """Inputs around the caller's device arrays (``a``; ``b`` of a product, ``f`` of a filter, ``p`` of
         a permutation, b[p[i]] = a[i]) with this kernel's own output and work arrays; no reference."""
         raise KernelLaunchError(f"{self.name} does not run on a caller's arrays")
-
-    def _run(self, inputs: Inputs, **params):
-        raise NotImplementedError
 
     def reference(self, inputs: Inputs) -> np.ndarray:
         raise NotImplementedError

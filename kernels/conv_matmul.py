@@ -6,10 +6,8 @@ import math
 import numpy as np
 
 from ..costmodel.errors import ParameterError
-
-from ..costmodel.physical.launch import Access, Launch, Plan
-
-from .base import Inputs, Kernel, cdiv, cupy, dtype_of, function, hmm_occupancy, launch
+from ..costmodel.physical.launch import Access, Array, Launch, Plan, Scalar
+from .base import Inputs, Kernel, cdiv, cupy, dtype_of, hmm_occupancy, suffix
 
 SOURCE = "conv_matmul.cu"
 GRID = (0, 1, 2, 4, 8, 16, 32, 64, 128, 132, 256, 264, 512, 528, 1024, 2048)   # 0: one block per tile
@@ -32,7 +30,7 @@ class Convolution(Kernel):
     """
 
     name = "conv_hmm"
-    family = "conv_matmul"
+    chapter = "conv_matmul"
     square = True
     tunables = {"p": (32, 64, 128, 256, 512, 1024), "d": GRID, "tile": (32, 64)}
     defaults = {"p": 256, "d": 0, "tile": 32}
@@ -56,14 +54,14 @@ class Convolution(Kernel):
         taps, halo = (2 * v + 1) ** 2, (tile + 2 * v) ** 2
         wide = max(1, e // 4)
         return Plan({"a": size * e, "f": taps * e, "out": size * e},
-                    (Launch(f"conv_{'f32' if dtype == 'float32' else 'f64'}_t{tile}_v{v}", grid, p,
-                            dynamic_shared=(halo + taps) * e,
+                    (Launch(f"conv_{suffix(dtype)}_t{tile}_v{v}", grid, p, dynamic_shared=(halo + taps) * e,
+                            args=(Array("a"), Array("f"), Array("out"), Scalar(nbar, "int32")),
                             accesses=(Access("a", size * e), Access("a", tiles * (halo - tile * tile) * e, cached=True),
                                       Access("out", size * e, write=True)),
                             rounds=per_block * cdiv(halo, p), shared_wavefronts=per_block * wide * (
                                 cdiv(halo, 32) + 2 * taps * cdiv(tile * tile, 32)),
                             shared_rounds=per_block * cdiv(tile * tile, p) * taps, flops=per_block * 2 * taps * tile * tile,
-                            fp64=dtype == "float64", arguments=(3, 1), source=SOURCE),))
+                            fp64=dtype == "float64", source=SOURCE),))
 
     def make_inputs(self, size, dtype="float32", seed=0, v=3) -> Inputs:
         if not 1 <= v <= 7:
@@ -78,17 +76,7 @@ class Convolution(Kernel):
     def bind(self, data, dtype, **case) -> Inputs:
         nbar, v = data["a"].shape[0], data["f"].shape[0] // 2
         arrays = {"a": data["a"], "f": data["f"], "out": cupy().empty((nbar, nbar), dtype_of(dtype))}
-        return Inputs(nbar * nbar, dtype, 0, arrays, {"nbar": nbar, "v": v})
-
-    def _run(self, inputs, p, d, tile):
-        nbar, v = inputs.case["nbar"], inputs.case["v"]
-        item = np.dtype(inputs.dtype).itemsize
-        fn = function(SOURCE, f"conv_{'f32' if inputs.dtype == 'float32' else 'f64'}_t{tile}_v{v}")
-        shared = ((tile + 2 * v) ** 2 + (2 * v + 1) ** 2) * item
-        tiles = (-(-nbar // tile)) ** 2
-        arr = inputs.arrays
-        launch(fn, (d or tiles,), (p,), (arr["a"], arr["f"], arr["out"], np.int32(nbar)), shared_mem=shared)
-        return arr["out"]
+        return Inputs(nbar * nbar, dtype, 0, arrays, {"v": v})
 
     def reference(self, inputs):
         from scipy.ndimage import correlate
@@ -96,16 +84,13 @@ class Convolution(Kernel):
         a, f = inputs.host["a"].astype(np.float64), inputs.host["f"].astype(np.float64)
         return correlate(a, f, mode="constant", cval=0.0)
 
-    def bytes_moved(self, inputs):
-        return 2 * inputs.size * np.dtype(inputs.dtype).itemsize
-
 
 class MatMul(Kernel):
     """c = a x b, n̄ x n̄ row-major, m x m tiles through shared memory, r x r outputs per thread, the
     k-slices single- or double-buffered (``buffers``)."""
 
     name = "matmul_hmm"
-    family = "conv_matmul"
+    chapter = "conv_matmul"
     square = True
     tunables = {"m": (32, 64, 128), "r": (1, 2, 4, 8), "buffers": (1, 2), "d": GRID}
     defaults = {"m": 128, "r": 8, "buffers": 2, "d": 0}
@@ -122,7 +107,7 @@ class MatMul(Kernel):
 
     @staticmethod
     def _function(dtype, params) -> str:
-        return f"matmul_{'f32' if dtype == 'float32' else 'f64'}_m{params['m']}_r{params['r']}_b{params['buffers']}"
+        return f"matmul_{suffix(dtype)}_m{params['m']}_r{params['r']}_b{params['buffers']}"
 
     def launch_plan(self, size, dtype, params, case):
         """An m x m tile of c per block, k-slices of 8 through shared memory. A thread's r x r outputs are
@@ -151,12 +136,13 @@ class MatMul(Kernel):
         double = params["buffers"] == 2
         return Plan({"a": size * e, "b": size * e, "out": size * e},
                     (Launch(self._function(dtype, params), grid, threads,
+                            args=(Array("a"), Array("b"), Array("out"), Scalar(nbar, "int32")),
                             accesses=(Access("a", size * e), Access("b", size * e),
                                       Access("a", 2 * tiles * m * nbar * e - 2 * size * e, cached=True),
                                       Access("out", size * e, write=True)),
                             rounds=per_block * (1 if double else slices), shared_wavefronts=per_block * wavefronts,
                             shared_rounds=per_block * slices * (1 if double else 2), flops=per_block * 2 * m * m * nbar,
-                            fp64=dtype == "float64", arguments=(3, 1), source=SOURCE),))
+                            fp64=dtype == "float64", source=SOURCE),))
 
     def threads_of(self, params) -> int:
         return (params["m"] // params["r"]) ** 2
@@ -171,14 +157,7 @@ class MatMul(Kernel):
     def bind(self, data, dtype, **case) -> Inputs:
         nbar = data["a"].shape[0]
         arrays = {"a": data["a"], "b": data["b"], "out": cupy().empty((nbar, nbar), dtype_of(dtype))}
-        return Inputs(nbar * nbar, dtype, 0, arrays, {"nbar": nbar})
-
-    def _run(self, inputs, m, r, buffers, d):
-        nbar = inputs.case["nbar"]
-        fn = function(SOURCE, self._function(inputs.dtype, {"m": m, "r": r, "buffers": buffers}))
-        arr = inputs.arrays
-        launch(fn, (d or (-(-nbar // m)) ** 2,), (self.threads_of({"m": m, "r": r}),), (arr["a"], arr["b"], arr["out"], np.int32(nbar)))
-        return arr["out"]
+        return Inputs(nbar * nbar, dtype, 0, arrays, {})
 
     def reference(self, inputs):
         return inputs.host["a"].astype(np.float64) @ inputs.host["b"].astype(np.float64)
@@ -187,14 +166,14 @@ class MatMul(Kernel):
         """A random sub-grid of c, rows R x columns C with |R| |C| <= count: a[R] @ b[:, C] in float64, about
         n count operations instead of the whole product's n^3 (8192^2: milliseconds, not seconds). Elements
         sampled one by one would each gather a row and a column (128 KB at n = 8192): slower than the product."""
-        nbar = inputs.case["nbar"]
+        nbar = inputs.side
         side = min(nbar, math.isqrt(count))
         rows, cols = (np.sort(rng.choice(nbar, size=side, replace=False)) for _ in range(2))
         ref = inputs.host["a"][rows].astype(np.float64) @ inputs.host["b"][:, cols].astype(np.float64)
         return (rows[:, None] * nbar + cols[None, :]).ravel(), ref.ravel()
 
     def flops(self, inputs) -> float:
-        return 2.0 * inputs.case["nbar"] ** 3
+        return 2.0 * inputs.side ** 3
 
 
 KERNELS = [Convolution(), MatMul()]

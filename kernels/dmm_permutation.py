@@ -4,10 +4,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..costmodel import permutations as perms
-from ..costmodel import schedules
+from ..costmodel import registry, schedules
 from ..costmodel.errors import ParameterError
-
-from .base import Inputs, Kernel, cupy, dtype_of, function, launch
+from ..costmodel.physical.launch import Access, Array, Launch, Plan, Scalar
+from .base import Inputs, Kernel, cupy, dtype_of, suffix
 
 SOURCE = "dmm_permutation.cu"
 ARRAY_MODES = {"dmm_copy": 0, "dmm_permutation_d_designated": 1, "dmm_permutation_s_designated": 2,
@@ -23,7 +23,7 @@ class DMMPermutation(Kernel):
     computed from the thread index; transpose, shuffle and bit-reversal, n = 1024).
     """
 
-    family = "dmm_permutation"
+    chapter = "dmm_permutation"
     memory = "shared"
     # bank_model "paper": the seeds' DMM, 32 banks of one element (Kepler's 64-bit mode for doubles);
     # "hopper": 32 four-byte banks, 8-byte elements served per half-warp, so the conflict-free
@@ -38,7 +38,6 @@ class DMMPermutation(Kernel):
             raise ParameterError("n", f"{self.name} permutes 32..1024 elements in steps of 32, got {size}")
 
     def cost_entry(self):
-        from ..costmodel import algorithm as registry
         return registry.get(self.base)
 
     def model_values(self, size, params, case, limits):
@@ -69,34 +68,36 @@ class DMMPermutation(Kernel):
                 sched = schedules.dmm_schedule(p, w)
                 idx[f"{self.base}:{model}"] = (sched.s, sched.d)
             idx[self.base] = idx[f"{self.base}:paper"]
-        dev = lambda x: None if x is None else cp.asarray(x.astype(np.int32))  # noqa: E731
+        unused = cp.zeros(size, dtype=np.int32)         # what a mode without that index array is passed
+        dev = lambda x: unused if x is None else cp.asarray(x.astype(np.int32))  # noqa: E731
         arrays = {"a": cp.asarray(a), "out": cp.empty(size, dtype=dtype_of(dtype))}
         for model in ("paper", "hopper"):
             g0, g1 = idx.get(f"{self.base}:{model}", idx[self.base])
             arrays[f"g0:{model}"], arrays[f"g1:{model}"] = dev(g0), dev(g1)
         return Inputs(size, dtype, seed, arrays, {"perm": perm}, {"a": a, "p": p})
 
-    def mode(self, inputs: Inputs, bank_model: str = "paper") -> int:
+    def mode(self, perm: str, bank_model: str = "paper") -> int:
+        """The kernel's mode argument: which algorithm, and for the in-place ones which permutation."""
         if self.variant == "array":
             return ARRAY_MODES[self.base]
         algorithm = {"dmm_permutation_d_designated": "d-designated", "dmm_permutation_s_designated": "s-designated",
                      "dmm_permutation_conflict_free": "conflict-free"}[self.base]
         hopper = algorithm == "conflict-free" and bank_model == "hopper"
-        return (13 if hopper else IN_PLACE_BASE[algorithm]) + IN_PLACE.index(inputs.case["perm"])
+        return (13 if hopper else IN_PLACE_BASE[algorithm]) + IN_PLACE.index(perm)
 
     def ops_per_run(self, **params) -> int:
         return self.check_params(params)["reps"]
 
-    def _run(self, inputs: Inputs, reps: int, bank_model: str):
-        cp = cupy()
-        arr = inputs.arrays
-        fn = function(SOURCE, "dmm_permutation_" + ("f32" if inputs.dtype == "float32" else "f64"))
-        unused = arr.setdefault("unused", cp.zeros(inputs.size, dtype=np.int32))  # modes without that array
-        g0 = arr[f"g0:{bank_model}"] if arr[f"g0:{bank_model}"] is not None else unused
-        g1 = arr[f"g1:{bank_model}"] if arr[f"g1:{bank_model}"] is not None else unused
-        launch(fn, (1,), (inputs.size,), (arr["a"], arr["out"], g0, g1, np.int32(inputs.size), np.int32(reps),
-                                           np.int32(self.mode(inputs, bank_model)), np.int32(5)))
-        return arr["out"]
+    def launch_plan(self, size, dtype, params, case):
+        """One block of n threads permuting ``reps`` times in shared memory (g0, g1: the index arrays of
+        the chosen bank model; 5 bits a shift word)."""
+        e, bank_model = np.dtype(dtype).itemsize, params["bank_model"]
+        index = (Array(f"g0:{bank_model}"), Array(f"g1:{bank_model}"))
+        return Plan({"a": size * e, "out": size * e},
+                    (Launch(f"dmm_permutation_{suffix(dtype)}", 1, size,
+                            args=(Array("a"), Array("out"), *index, Scalar(size, "int32"), Scalar(params["reps"], "int32"),
+                                  Scalar(self.mode(case.get("perm", "random"), bank_model), "int32"), Scalar(5, "int32")),
+                            accesses=(Access("a", size * e), Access("out", size * e, write=True)), source=SOURCE),))
 
     def reference(self, inputs: Inputs, reps: int = 1) -> np.ndarray:
         """b[P[i]] = a[i], applied ``reps`` times (the copy is the identity)."""

@@ -18,21 +18,15 @@ import numpy as np
 from ..costmodel import permutations as perms
 from ..costmodel import schedules
 from ..costmodel.errors import ParameterError
-
-from ..costmodel.physical.launch import Access, Launch, Plan
+from ..costmodel.physical.launch import Access, Array, Launch, Plan, Scalar
 from ..costmodel.physical.model import permutation_stages
-
-from .base import Inputs, Kernel, cdiv, cupy, dtype_of, function, inverse_on_device, launch
+from .base import Inputs, Kernel, cdiv, cupy, dtype_of, inverse_on_device, suffix
 
 SOURCE = "hmm_permutation.cu"
 GRID = (0, 132, 264, 528, 1056, 2112, 4224)       # 0: one block per piece of work
 MODES = ("conflict-free", "designated", "designated-rap")   # how a row is permuted in shared memory
 MODE_CODE = {"conflict-free": "cf", "designated": "dd", "designated-rap": "dr"}   # in the kernels' names
 INDEX_SUFFIX = {np.dtype(np.uint8): "u8", np.dtype(np.uint16): "u16", np.dtype(np.uint32): "u32"}
-
-
-def _suffix(dtype: str) -> str:
-    return "f32" if dtype == "float32" else "f64"
 
 
 def _side(size: int) -> int:
@@ -47,7 +41,7 @@ def _random_data(size, dtype, seed):
 
 
 class Designated(Kernel):
-    family = "hmm_permutation"
+    chapter = "hmm_permutation"
     tunables = {"threads": (128, 256, 512, 1024), "ept": (1, 2, 4, 8), "d": GRID}
     defaults = {"threads": 256, "ept": 4, "d": 0}
     threads = "threads"
@@ -69,9 +63,9 @@ class Designated(Kernel):
         out = Access("out", casual if self.scatter else size * e, write=True, casual=self.scatter)
         rounds = cdiv(size, grid * threads * ept) * (1 if self.scatter else 2)   # a gather waits for its index first
         return Plan({"a": size * e, "idx": 4 * size, "out": size * e},
-                    (Launch(f"{'scatter' if self.scatter else 'gather'}_{_suffix(dtype)}_e{ept}", grid, threads,
-                            accesses=(Access("idx", 4 * size), data, out), rounds=rounds, arguments=(3, 1),
-                            source=SOURCE),))
+                    (Launch(f"{'scatter' if self.scatter else 'gather'}_{suffix(dtype)}_e{ept}", grid, threads,
+                            args=(Array("a"), Array("idx"), Array("out"), Scalar(size, "int64")),
+                            accesses=(Access("idx", 4 * size), data, out), rounds=rounds, source=SOURCE),))
 
     def make_inputs(self, size, dtype="float32", seed=0, perm="random") -> Inputs:
         cp = cupy()
@@ -86,26 +80,18 @@ class Designated(Kernel):
         idx = data["p"].astype(np.int32) if self.scatter else inverse_on_device(data["p"], np.int32)
         return Inputs(n, dtype, 0, {"a": data["a"], "idx": idx, "out": cp.empty(n, dtype_of(dtype))}, {"perm": perm})
 
-    def _run(self, inputs, threads, ept, d):
-        arr = inputs.arrays
-        n = inputs.size
-        grid = d or -(-n // (threads * ept))
-        fn = function(SOURCE, f"{'scatter' if self.scatter else 'gather'}_{_suffix(inputs.dtype)}_e{ept}")
-        launch(fn, (grid,), (threads,), (arr["a"], arr["idx"], arr["out"], np.int64(n)))
-        return arr["out"]
-
     def reference(self, inputs):
         out = np.empty_like(inputs.host["a"])
         out[inputs.host["p"]] = inputs.host["a"]
         return out
 
-    def bytes_moved(self, inputs):
-        return inputs.size * (2 * np.dtype(inputs.dtype).itemsize + 4)
 
-
-@functools.lru_cache(maxsize=64)
-def _distribution(perm: str, size: int, scatter: bool, w: int = 32) -> int:
-    """D_w of the permutation a designated kernel writes by (scatter) or reads by (gather)."""
+@functools.lru_cache(maxsize=None)     # a number per (permutation, size, side, group): few, and slow to count
+def _distribution(perm: str, size: int, scatter: bool, w: int = 32) -> float:
+    """D_w of the permutation a designated kernel writes by (scatter) or reads by (gather); a caller's own
+    permutation (not one of the named ones) is priced as a random one, by the expected D_w."""
+    if perm not in perms.NAMES:
+        return perms.expected_random_distribution(size, w)
     p = perms.named(perm, size, 0)
     return perms.distribution(p if scatter else perms.inverse(p), w)
 
@@ -124,35 +110,39 @@ def transpose_launch(dtype: str, nbar: int, rows: int, d: int, tile: int, src: s
     per_block = cdiv(tiles, grid)
     wavefronts = 2 * tile * tile // 32 * max(1, e // 4)          # a warp's 8-byte words take two wavefronts
     steps = cdiv(tile, rows)         # the row loop runs blockDim.y apart and is not unrolled: a round each
-    return Launch(f"transpose_{_suffix(dtype)}_t{tile}", grid, 32 * rows,
+    return Launch(f"transpose_{suffix(dtype)}_t{tile}", grid, (32, rows),
+                  args=(Array(src), Array(dst), Scalar(nbar, "int32")),
                   accesses=(Access(src, nbar * nbar * e), Access(dst, nbar * nbar * e, write=True)),
                   rounds=per_block * steps, shared_wavefronts=per_block * wavefronts,
-                  shared_rounds=2 * per_block * steps, arguments=(2, 1), source=SOURCE)
+                  shared_rounds=2 * per_block * steps, source=SOURCE)
 
 
 def rowwise_launch(dtype: str, nbar: int, mode: str, threads: int, d: int, src: str, dst: str, index: str,
                    banks: int = 32) -> Launch:
-    """One row-wise permutation: a row per block through shared memory, four loads in flight a thread."""
+    """One row-wise permutation: a row per block through shared memory, four loads in flight a thread.
+    Conflict-free rows read their S_i and D_i (``<index>_s``, ``<index>_d``); designated rows the one
+    permutation ``index``, passed twice."""
     e = np.dtype(dtype).itemsize
     index_dtype = np.dtype(schedules.narrowest_index_dtype(nbar))
     ie = index_dtype.itemsize
     grid, block = d or nbar, min(threads, nbar)
     rows = cdiv(nbar, grid)
-    code = MODE_CODE[mode]
     warps_per_row = cdiv(nbar, 32)
     if mode == "conflict-free":
-        indices = (Access(index + "_s", nbar * nbar * ie), Access(index + "_d", nbar * nbar * ie))
+        names = (index + "_s", index + "_d")
+        indices = tuple(Access(name, nbar * nbar * ie) for name in names)
         wavefronts, steps = 4 * warps_per_row, 2
     else:
         stages = permutation_stages(nbar, banks, "rap" if mode == "designated-rap" else "plain")
-        indices = (Access(index, nbar * nbar * ie),)
+        names, indices = (index, index), (Access(index, nbar * nbar * ie),)
         wavefronts, steps = (1 + stages) * warps_per_row, 1
     wavefronts *= max(1, e // 4)
-    return Launch(f"rowwise_{code}_{_suffix(dtype)}_{INDEX_SUFFIX[index_dtype]}",
+    return Launch(f"rowwise_{MODE_CODE[mode]}_{suffix(dtype)}_{INDEX_SUFFIX[index_dtype]}",
                   grid, block, dynamic_shared=nbar * e * (2 if mode == "conflict-free" else 1),
+                  args=(Array(src), Array(dst), *(Array(n) for n in names), Scalar(nbar, "int32")),
                   accesses=(Access(src, nbar * nbar * e),) + indices + (Access(dst, nbar * nbar * e, write=True),),
                   rounds=rows * steps * cdiv(nbar, block * 4), shared_wavefronts=rows * wavefronts,
-                  shared_rounds=rows * (steps + 1), arguments=(4, 1), source=SOURCE)
+                  shared_rounds=rows * (steps + 1), source=SOURCE)
 
 
 def _index_arrays(nbar: int, names, mode: str) -> dict:
@@ -161,24 +151,9 @@ def _index_arrays(nbar: int, names, mode: str) -> dict:
     return {k: nbar * nbar * ie for k in keys}
 
 
-def transpose(inputs_dtype: str, src, dst, nbar: int, rows: int, d: int, tile: int = 32) -> None:
-    tile = fitting_tile(nbar, tile)
-    fn = function(SOURCE, f"transpose_{_suffix(inputs_dtype)}_t{tile}")
-    launch(fn, (d or (nbar // tile) ** 2,), (32, rows), (src, dst, np.int32(nbar)))
-
-
-def rowwise(inputs_dtype: str, src, dst, s, d_idx, nbar: int, mode: str, threads: int, grid: int) -> None:
-    itemsize = np.dtype(inputs_dtype).itemsize
-    shared = nbar * itemsize * (2 if mode == "conflict-free" else 1)
-    code = MODE_CODE[mode]
-    fn = function(SOURCE, f"rowwise_{code}_{_suffix(inputs_dtype)}_"
-                          f"{INDEX_SUFFIX[np.dtype(d_idx.dtype)]}")
-    launch(fn, (grid or nbar,), (min(threads, nbar),), (src, dst, s, d_idx, np.int32(nbar)), shared_mem=shared)
-
-
 class Transpose(Kernel):
     name = "hmm_transpose"
-    family = "hmm_permutation"
+    chapter = "hmm_permutation"
     square = True
     side_multiple = 32
     tunables = {"rows": (4, 8, 16, 32), "d": GRID, "tile": (32, 64)}
@@ -193,27 +168,23 @@ class Transpose(Kernel):
 
     def bind(self, data, dtype, **case) -> Inputs:
         n = data["a"].size
-        return Inputs(n, dtype, 0, {"a": data["a"].ravel(), "out": cupy().empty(n, dtype_of(dtype))}, {"nbar": _side(n)})
+        _side(n)
+        return Inputs(n, dtype, 0, {"a": data["a"].ravel(), "out": cupy().empty(n, dtype_of(dtype))}, {})
 
     def launch_plan(self, size, dtype, params, case):
-        nbar = math.isqrt(size)
         e = np.dtype(dtype).itemsize
         return Plan({"a": size * e, "out": size * e},
-                    (transpose_launch(dtype, nbar, params["rows"], params["d"], params["tile"], "a", "out"),))
-
-    def _run(self, inputs, rows, d, tile):
-        transpose(inputs.dtype, inputs.arrays["a"], inputs.arrays["out"], inputs.case["nbar"], rows, d, tile)
-        return inputs.arrays["out"]
+                    (transpose_launch(dtype, math.isqrt(size), params["rows"], params["d"], params["tile"], "a", "out"),))
 
     def reference(self, inputs):
-        nbar = inputs.case["nbar"]
+        nbar = inputs.side
         return inputs.host["a"].reshape(nbar, nbar).T.ravel().copy()
 
 
 class RowWise(Kernel):
     """Row-wise permutation: every row i permuted by its own random permutation (the schedule's steps)."""
 
-    family = "hmm_permutation"
+    chapter = "hmm_permutation"
     square = True
     side_multiple = 32
     tunables = {"threads": (128, 256, 512, 1024), "mode": MODES, "d": GRID, "rows": (8,)}
@@ -221,22 +192,18 @@ class RowWise(Kernel):
     searched = ("threads", "mode", "d")
     threads = "threads"
 
-    def launches(self, size, params, case):
-        return 3 if self.columns else 1
-
     def __init__(self, name: str, columns: bool):
         self.name, self.columns = name, columns
 
     def launch_plan(self, size, dtype, params, case):
         nbar, e = math.isqrt(size), np.dtype(dtype).itemsize
         arrays = {"a": size * e, "out": size * e, **_index_arrays(nbar, ["p"], params["mode"])}
+        rowwise = functools.partial(rowwise_launch, dtype, nbar, params["mode"], params["threads"], params["d"])
         if not self.columns:
-            return Plan(arrays, (rowwise_launch(dtype, nbar, params["mode"], params["threads"], params["d"],
-                                                "a", "out", "p"),))
-        arrays.update(tmp=size * e, tmp2=size * e)
+            return Plan(arrays, (rowwise("a", "out", "p"),))
+        arrays.update(tmp=size * e, tmp2=size * e)   # column j permuted by dest[j]: transpose, row-wise, transpose
         return Plan(arrays, (transpose_launch(dtype, nbar, params["rows"], 0, 32, "a", "tmp"),
-                             rowwise_launch(dtype, nbar, params["mode"], params["threads"], params["d"], "tmp",
-                                            "tmp2", "p"),
+                             rowwise("tmp", "tmp2", "p"),
                              transpose_launch(dtype, nbar, params["rows"], 0, 32, "tmp2", "out")))
 
     def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
@@ -249,31 +216,16 @@ class RowWise(Kernel):
         a = _random_data(size, dtype, seed)
         arrays = {"a": cp.asarray(a), "out": cp.empty(size, dtype_of(dtype)), "tmp": cp.empty(size, dtype_of(dtype)),
                   "tmp2": cp.empty(size, dtype_of(dtype)),
-                  "s": cp.asarray(rs.s.astype(itype)), "d": cp.asarray(rs.d.astype(itype)),
+                  "p_s": cp.asarray(rs.s.astype(itype)), "p_d": cp.asarray(rs.d.astype(itype)),
                   "p": rs.perm.astype(itype)}
-        return Inputs(size, dtype, seed, arrays, {"nbar": nbar}, {"a": a, "dest": dest})
-
-    def _run(self, inputs, threads, mode, d, rows):
-        arr, nbar = inputs.arrays, inputs.case["nbar"]
-        s, dd = (arr["s"], arr["d"]) if mode == "conflict-free" else (arr["p"], arr["p"])
-        if not self.columns:
-            rowwise(inputs.dtype, arr["a"], arr["out"], s, dd, nbar, mode, threads, d)
-        else:   # column j permuted by dest[j]: transpose, row-wise, transpose
-            transpose(inputs.dtype, arr["a"], arr["tmp"], nbar, rows, 0)
-            rowwise(inputs.dtype, arr["tmp"], arr["tmp2"], s, dd, nbar, mode, threads, d)
-            transpose(inputs.dtype, arr["tmp2"], arr["out"], nbar, rows, 0)
-        return arr["out"]
+        return Inputs(size, dtype, seed, arrays, {}, {"a": a, "dest": dest})
 
     def reference(self, inputs):
-        nbar, dest = inputs.case["nbar"], inputs.host["dest"]
+        nbar, dest = inputs.side, inputs.host["dest"]
         x = inputs.host["a"].reshape(nbar, nbar)
         if self.columns:
             return schedules.apply_rows(x.T, dest).T.ravel().copy()
         return schedules.apply_rows(x, dest).ravel()
-
-    def bytes_moved(self, inputs):
-        item = np.dtype(inputs.dtype).itemsize
-        return inputs.size * (2 * item + np.dtype(inputs.arrays["p"].dtype).itemsize)
 
 
 class Scheduled(Kernel):
@@ -288,7 +240,7 @@ class Scheduled(Kernel):
     """
 
     name = "hmm_scheduled_permutation"
-    family = "hmm_permutation"
+    chapter = "hmm_permutation"
     square = True
     side_multiple = 32
     tunables = {"threads": (128, 256, 512, 1024), "mode": MODES, "d": GRID,
@@ -296,9 +248,6 @@ class Scheduled(Kernel):
     defaults = {"threads": 512, "mode": "designated", "d": 0, "rows": 8, "tile": 32}
     threads = "max(threads, 32 * rows)"
     default_case = {"perm": "random"}
-
-    def launches(self, size, params, case):
-        return 5
 
     def launch_plan(self, size, dtype, params, case):
         nbar, e = math.isqrt(size), np.dtype(dtype).itemsize
@@ -312,6 +261,7 @@ class Scheduled(Kernel):
                              rowwise_launch(dtype, nbar, mode, threads, d, "tmp", "out", "row2")))
 
     def make_inputs(self, size, dtype="float32", seed=0, perm="random", schedule=None, row_schedules=True) -> Inputs:
+        """``row_schedules``: also each row's conflict-free S_i and D_i (what mode conflict-free reads)."""
         cp = cupy()
         nbar = _side(size)
         p = perms.named(perm, size, seed)
@@ -325,24 +275,7 @@ class Scheduled(Kernel):
                 arrays[f"{step}_d"] = cp.asarray(rs.d.astype(itype))
         a = _random_data(size, dtype, seed)
         arrays.update(a=cp.asarray(a), out=cp.empty(size, dtype_of(dtype)), tmp=cp.empty(size, dtype_of(dtype)))
-        return Inputs(size, dtype, seed, arrays, {"nbar": nbar, "perm": perm}, {"a": a, "p": p})
-
-    def _run(self, inputs, threads, mode, d, rows, tile):
-        arr, nbar, dt = inputs.arrays, inputs.case["nbar"], inputs.dtype
-        if mode == "conflict-free" and "row1_s" not in arr:
-            raise ParameterError("mode", "conflict-free needs the per-row S_i, D_i: make_inputs(row_schedules=True)")
-
-        def step(name, src, dst):
-            s, dd = (arr[f"{name}_s"], arr[f"{name}_d"]) if mode == "conflict-free" else (arr[name], arr[name])
-            rowwise(dt, src, dst, s, dd, nbar, mode, threads, d)
-
-        a, out, tmp = arr["a"], arr["out"], arr["tmp"]
-        step("row1", a, out)
-        transpose(dt, out, tmp, nbar, rows, 0, tile)
-        step("col", tmp, out)
-        transpose(dt, out, tmp, nbar, rows, 0, tile)
-        step("row2", tmp, out)
-        return out
+        return Inputs(size, dtype, seed, arrays, {"perm": perm}, {"a": a, "p": p})
 
     def reference(self, inputs):
         out = np.empty_like(inputs.host["a"])

@@ -1,19 +1,43 @@
-"""The peers memtune is measured against, through the same interface: CuPy's own operations."""
+"""The peers memtune is measured against, through the same interface: CuPy's own operations.
+
+A peer's plan is one library operation of the executor (CuPy decides its own launches); the physical
+model does not price them.
+"""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from ..costmodel import permutations as perms
-
+from ..costmodel.physical.launch import Array, Launch, Plan
 from .base import Inputs, Kernel, cupy, dtype_of, inverse_on_device
+from .conv_matmul import Convolution, MatMul
+from .sat import SAT2R1W
 
 
-class CupyPeer(Kernel):
+class Peer(Kernel):
+    """A CuPy operation on named arrays: its plan is that one operation."""
+
     peer = True
-    family = "peer"
+    chapter = "peer"
+    operands: tuple[str, ...] = ("a",)
 
     def __init__(self, name: str, op: str):
         self.name, self.op = name, op
+
+    def launch_plan(self, size, dtype, params, case):
+        e = np.dtype(dtype).itemsize
+        arrays = {k: size * e for k in (*self.operands, "out")}
+        return Plan(arrays, (Launch(self.op, 1, 1, args=tuple(Array(k) for k in (*self.operands, "out"))),))
+
+
+class CupyPeer(Peer):
+    """CuPy's copy, scatter, gather and transpose on the HMM kernels' inputs."""
+
+    def __init__(self, name: str, op: str):
+        super().__init__(name, op)
+        self.operands = ("a", "idx") if op in ("scatter", "gather") else ("a",)
 
     def make_inputs(self, size, dtype="float32", seed=0, perm="random") -> Inputs:
         cp = cupy()
@@ -36,39 +60,24 @@ class CupyPeer(Kernel):
             arrays["out"] = arrays["out"].reshape(nbar, nbar)
         return Inputs(size, dtype, 0, arrays, {"perm": perm})
 
-    def _run(self, inputs):
-        cp = cupy()
-        arr = inputs.arrays
-        if self.op == "copy":
-            arr["out"][...] = arr["a"]
-        elif self.op == "scatter":
-            arr["out"][arr["idx"]] = arr["a"]
-        elif self.op == "gather":
-            cp.take(arr["a"], arr["idx"], out=arr["out"])
-        else:
-            arr["out"][...] = arr["a"].T
-        return arr["out"]
-
     def reference(self, inputs):
         a = inputs.host["a"]
-        if self.op == "copy":
+        if self.op == "elementwise_copy":
             return a.copy()
         if self.op == "transpose":
-            nbar = perms.square_side(a.size)
+            nbar = math.isqrt(a.size)
             return a.reshape(nbar, nbar).T.copy()
         out = np.empty_like(a)
         out[inputs.host["p"]] = a
         return out
 
 
-class ImagePeer(Kernel):
+class ImagePeer(Peer):
     """CuPy's convolutions and cuBLAS's matmul, on the same inputs as conv_hmm and matmul_hmm."""
 
-    peer = True
-    family = "peer"
-
-    def __init__(self, name: str, op: str, twin):
-        self.name, self.op, self.twin = name, op, twin
+    def __init__(self, name: str, op: str, twin: Kernel, second: str):
+        super().__init__(name, op)
+        self.twin, self.operands = twin, ("a", second)
 
     def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
         return self.twin.make_inputs(size, dtype, seed, **case)
@@ -76,35 +85,15 @@ class ImagePeer(Kernel):
     def bind(self, data, dtype, **case) -> Inputs:
         return self.twin.bind(data, dtype, **case)
 
-    def _run(self, inputs):
-        cp = cupy()
-        arr = inputs.arrays
-        if self.op == "matmul":
-            cp.matmul(arr["a"], arr["b"], out=arr["out"])
-            return arr["out"]
-        flipped = arr["f"][::-1, ::-1]          # convolve flips the filter; conv_hmm correlates
-        if self.op == "ndimage":
-            from cupyx.scipy import ndimage
-
-            ndimage.convolve(arr["a"], flipped, output=arr["out"], mode="constant", cval=0.0)
-            return arr["out"]
-        from cupyx.scipy import signal
-
-        arr["out"][...] = signal.convolve2d(arr["a"], flipped, mode="same", boundary="fill")
-        return arr["out"]
-
     def reference(self, inputs):
         return self.twin.reference(inputs)
 
+    def reference_sample(self, inputs, size, count, rng):
+        return self.twin.reference_sample(inputs, size, count, rng)
 
-class ReductionPeer(Kernel):
+
+class ReductionPeer(Peer):
     """cupy.sum and cupy.cumsum on the scan kernels' inputs."""
-
-    peer = True
-    family = "peer"
-
-    def __init__(self, name: str, op: str):
-        self.name, self.op = name, op
 
     def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
         a = np.random.default_rng(seed).standard_normal(size).astype(dtype_of(dtype))
@@ -115,53 +104,29 @@ class ReductionPeer(Kernel):
         out = cupy().empty(1 if self.op == "sum" else size, dtype_of(dtype))
         return Inputs(size, dtype, 0, {"a": data["a"], "out": out}, dict(case))
 
-    def _run(self, inputs):
-        cp = cupy()
-        arr = inputs.arrays
-        if self.op == "sum":
-            cp.sum(arr["a"], out=arr["out"].reshape(()))
-        else:
-            cp.cumsum(arr["a"], out=arr["out"])
-        return arr["out"]
-
     def reference(self, inputs):
         a = inputs.host["a"].astype(np.float64)
         return np.array([a.sum()]) if self.op == "sum" else np.cumsum(a)
 
 
-class SATPeer(Kernel):
+class SATPeer(Peer):
     """CuPy's summed area table: ``cupy.cumsum(cupy.cumsum(a, 0), 1)`` on the SAT kernels' inputs."""
 
-    name, family, peer = "cupy_double_cumsum", "peer", True
+    twin = SAT2R1W("sat_2r1w")
 
     def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
-        from .sat import SAT2R1W
-
-        return SAT2R1W("sat_2r1w").make_inputs(size, dtype, seed)
+        return self.twin.make_inputs(size, dtype, seed)
 
     def bind(self, data, dtype, **case) -> Inputs:
-        from .sat import SAT2R1W
-
-        return SAT2R1W("sat_2r1w").bind(data, dtype)
-
-    def _run(self, inputs):
-        cp = cupy()
-        arr = inputs.arrays
-        cp.cumsum(cp.cumsum(arr["a"], axis=0), axis=1, out=arr["out"])
-        return arr["out"]
+        return self.twin.bind(data, dtype)
 
     def reference(self, inputs):
-        return np.cumsum(np.cumsum(inputs.host["a"].astype(np.float64), axis=0), axis=1)
+        return self.twin.reference(inputs)
 
 
-def _image_peers():
-    from .conv_matmul import Convolution, MatMul
-
-    return [ImagePeer("cupy_ndimage_convolve", "ndimage", Convolution()),
-            ImagePeer("cupy_signal_convolve2d", "signal", Convolution()),
-            ImagePeer("cupy_matmul", "matmul", MatMul())]
-
-
-KERNELS = [CupyPeer("cupy_copy", "copy"), CupyPeer("cupy_scatter", "scatter"), CupyPeer("cupy_gather", "gather"),
+KERNELS = [CupyPeer("cupy_copy", "elementwise_copy"), CupyPeer("cupy_scatter", "scatter"), CupyPeer("cupy_gather", "gather"),
            CupyPeer("cupy_transpose", "transpose"), ReductionPeer("cupy_sum", "sum"),
-           ReductionPeer("cupy_cumsum", "cumsum"), SATPeer()] + _image_peers()
+           ReductionPeer("cupy_cumsum", "cumsum"), SATPeer("cupy_double_cumsum", "double_cumsum"),
+           ImagePeer("cupy_ndimage_convolve", "ndimage_convolve", Convolution(), "f"),
+           ImagePeer("cupy_signal_convolve2d", "signal_convolve2d", Convolution(), "f"),
+           ImagePeer("cupy_matmul", "matmul", MatMul(), "b")]

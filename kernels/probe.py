@@ -14,7 +14,8 @@ import numpy as np
 
 from ..costmodel.physical.machine import PARAMETERS, KernelResources, MachineFile, Quantity
 
-from .base import cupy, function, launch
+from .device import cupy, function, launch
+from .timing import Device
 
 SOURCE = "probe.cu"
 REPEATS = 7
@@ -274,7 +275,6 @@ def kernel_resources(functions) -> dict[str, KernelResources]:
 
 
 def device_name() -> str:
-    from .timing import Device
     return Device.current().name
 
 
@@ -308,9 +308,8 @@ def probe(functions=(), log=lambda message: None) -> MachineFile:
 
 
 def plan_functions(size: int = 1 << 20) -> set[tuple[str, str]]:
-    """(source, function) of every launch of every kernel's plan, over its space, both dtypes and its cases."""
-    from ..costmodel.physical.machine import MachineFileError
-
+    """(source, function) of every compiled launch of every kernel's plan, over its space, both dtypes
+    and its cases."""
     from . import KERNELS
 
     out = set()
@@ -321,9 +320,6 @@ def plan_functions(size: int = 1 << 20) -> set[tuple[str, str]]:
         for dtype in ("float32", "float64"):
             for case in cases:
                 for point in kernel.full_space.points():
-                    try:
-                        plan = kernel.launch_plan(size, dtype, kernel.check_params(point), case)
-                    except MachineFileError:
-                        break
+                    plan = kernel.plan(size, dtype, point, case)
                     out.update((launch.source, launch.function) for launch in plan.launches if launch.source)
     return out

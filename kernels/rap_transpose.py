@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..costmodel import mappings
-
-from .base import Inputs, Kernel, cupy, dtype_of, function, launch
+from ..costmodel import mappings, registry
+from ..costmodel.physical.launch import Access, Array, HostValue, Launch, Plan, Scalar
+from .base import Inputs, Kernel, cupy, dtype_of, suffix
 
 SOURCE = "rap_transpose.cu"
 ALGORITHMS = {"transpose_crsw": 0, "transpose_srcw": 1, "transpose_drdw": 2}
 W = 32
+WORDS = 6            # the shifts of a 32 x 32 mapping, 5 bits each, in six 32-bit words (rap_transpose.cu)
 
 
 def physical(logical: np.ndarray, shifts: np.ndarray) -> np.ndarray:
@@ -28,14 +29,13 @@ def logical(physical_matrix: np.ndarray, shifts: np.ndarray) -> np.ndarray:
 class RAPTranspose(Kernel):
     """Transpose of a logical 32 x 32 matrix stored under a mapping; time per operation = time / reps."""
 
-    family = "rap"
+    chapter = "rap"
     memory = "shared"
     tunables = {"reps": (1, 2, 100, 1000, 10000, 20000)}
     defaults = {"reps": 1}
     searched = ()
 
     def cost_entry(self):
-        from ..costmodel import algorithm as registry
         return registry.get(self.algorithm, mapping=self.mapping.replace("-hw", ""))
 
     def model_values(self, size, params, case, limits):
@@ -53,19 +53,22 @@ class RAPTranspose(Kernel):
         a = rng.standard_normal((W, W)).astype(dtype_of(dtype))
         words = mappings.pack_shifts(shifts, W)
         arrays = {"a": cp.asarray(physical(a, shifts).ravel()), "out": cp.empty(W * W, dtype=dtype_of(dtype))}
-        return Inputs(W * W, dtype, seed, arrays, {"mapping": self.mapping},
-                      {"a": a, "shifts": shifts, "words": words})
+        return Inputs(W * W, dtype, seed, arrays, {},
+                      {"a": a, "shifts": shifts, **{f"word{i}": int(x) for i, x in enumerate(words)}})
 
     def ops_per_run(self, **params) -> int:
         return self.check_params(params)["reps"]
 
-    def _run(self, inputs: Inputs, reps: int):
-        arr = inputs.arrays
-        words = [np.uint32(x) for x in inputs.host["words"]]
-        fn = function(SOURCE, "rap_transpose_" + ("f32" if inputs.dtype == "float32" else "f64"))
-        launch(fn, (1,), (W * W,), (arr["a"], arr["out"], *words, np.int32(reps),
-                                     np.int32(ALGORITHMS[self.algorithm]), np.int32(self.mapping != "raw")))
-        return arr["out"]
+    def launch_plan(self, size, dtype, params, case):
+        """One block of 32 x 32 threads transposing ``reps`` times; the mapping's shift words are this
+        input's (read at launch time)."""
+        e = np.dtype(dtype).itemsize
+        return Plan({"a": W * W * e, "out": W * W * e},
+                    (Launch(f"rap_transpose_{suffix(dtype)}", 1, W * W,
+                            args=(Array("a"), Array("out"), *(HostValue(f"word{i}", "uint32") for i in range(WORDS)),
+                                  Scalar(params["reps"], "int32"), Scalar(ALGORITHMS[self.algorithm], "int32"),
+                                  Scalar(int(self.mapping != "raw"), "int32")),
+                            accesses=(Access("a", W * W * e), Access("out", W * W * e, write=True)), source=SOURCE),))
 
     def result(self, inputs: Inputs, out) -> np.ndarray:
         """The logical matrix held by the physical output."""

@@ -5,30 +5,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..costmodel.errors import ParameterError
-
-from ..costmodel.physical.launch import Access, Launch, Plan
-
-from .base import (
-    EPOCH_RESET,
-    Inputs,
-    Kernel,
-    cdiv,
-    cupy,
-    dtype_of,
-    function,
-    launch,
-    lookback_arrays,
-    next_epoch,
-    umm_threads,
-)
+from ..costmodel.physical.launch import Access, Array, HostValue, Launch, Plan, Scalar
+from .base import Inputs, Kernel, cdiv, cupy, dtype_of, lookback_arrays, suffix, umm_threads
+from .executor import copy_launch, next_epoch_launch
 
 SOURCE = "scan.cu"
 WHICH = {"sum": 0, "prefix_sums_simple": 1, "prefix_sums_optimal": 2}
 GRID = (0, 132, 264, 528, 1056, 2112)
-
-
-def _sfx(dtype: str) -> str:
-    return "f32" if dtype == "float32" else "f64"
+PARTIALS = max(GRID)          # the single-pass sum's partials array holds any d
 
 
 def _data(size, dtype, seed):
@@ -42,7 +26,7 @@ def _power_of_two(size: int, what: str) -> int:
 
 
 class _ScanBase(Kernel):
-    family = "scan"
+    chapter = "scan"
     algorithm = "sum"
 
     def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
@@ -67,10 +51,6 @@ class _ScanBase(Kernel):
         a = inputs.host["a"].astype(np.float64)
         return np.array([a.sum()]) if self.algorithm == "sum" else np.cumsum(a)
 
-    def bytes_moved(self, inputs):
-        item = np.dtype(inputs.dtype).itemsize
-        return inputs.size * item * (1 if self.algorithm == "sum" else 2)
-
 
 class SharedScan(_ScanBase):
     """One block: the input is copied to shared memory and the algorithm runs there ``reps`` times."""
@@ -81,11 +61,16 @@ class SharedScan(_ScanBase):
     searched = ("p",)
     threads = "p"
 
-    def model_values(self, size, params, case, limits):
-        return {"n": size, "p": min(params["p"], max(size // 2, 32))}
-
     def __init__(self, algorithm: str):
         self.algorithm, self.name = algorithm, f"{algorithm}[shared]"
+
+    @staticmethod
+    def block(size: int, p: int) -> int:
+        """Threads of the block: p, but no more than n/2 (and a warp at least)."""
+        return min(p, max(size // 2, 32))
+
+    def model_values(self, size, params, case, limits):
+        return {"n": size, "p": self.block(size, params["p"])}
 
     def check_size(self, size):
         _power_of_two(size, self.name)
@@ -95,13 +80,14 @@ class SharedScan(_ScanBase):
     def ops_per_run(self, **params):
         return self.check_params(params)["reps"]
 
-    def _run(self, inputs, p, reps):
-        arr = inputs.arrays
-        shared = 2 * inputs.size * np.dtype(inputs.dtype).itemsize
-        launch(function(SOURCE, f"scan_shared_{_sfx(inputs.dtype)}"), (1,), (min(p, max(inputs.size // 2, 32)),),
-               (arr["a"], arr["out"], np.int32(inputs.size), np.int32(reps), np.int32(WHICH[self.algorithm])),
-               shared_mem=shared)
-        return arr["out"]
+    def launch_plan(self, size, dtype, params, case):
+        e = np.dtype(dtype).itemsize
+        out = e if self.algorithm == "sum" else size * e
+        return Plan({"a": size * e, "out": out},
+                    (Launch(f"scan_shared_{suffix(dtype)}", 1, self.block(size, params["p"]), dynamic_shared=2 * size * e,
+                            args=(Array("a"), Array("out"), Scalar(size, "int32"), Scalar(params["reps"], "int32"),
+                                  Scalar(WHICH[self.algorithm], "int32")),
+                            accesses=(Access("a", size * e), Access("out", out, write=True)), source=SOURCE),))
 
 
 class GlobalScan(_ScanBase):
@@ -111,73 +97,61 @@ class GlobalScan(_ScanBase):
     defaults = {"threads": 256, "d": 0}
     threads = "threads"
 
-    def model_values(self, size, params, case, limits):
-        grid = params["d"] or -(-size // params["threads"])
-        return {"n": size, "p": umm_threads(grid, params["threads"], limits)}
-
-    def launches(self, size, params, case):
-        steps = size.bit_length() - 1
-        return 2 * steps if self.algorithm == "prefix_sums_optimal" else steps
-
     def __init__(self, algorithm: str):
         self.algorithm, self.name = algorithm, f"{algorithm}[global]"
 
-    def _step(self, name, dtype, work, threads, d, reads, writes, src, dst, arguments):
-        """A grid-stride step over ``work`` items: a round per item a thread takes."""
-        e = np.dtype(dtype).itemsize
-        grid = d or max(1, cdiv(work, threads))
-        return Launch(f"{name}_{_sfx(dtype)}", grid, threads,
-                      accesses=(Access(src, reads * work * e), Access(dst, writes * work * e, write=True)),
-                      rounds=cdiv(work, grid * threads), arguments=arguments, source=SOURCE)
-
-    def launch_plan(self, size, dtype, params, case):
-        e, m, t, d = np.dtype(dtype).itemsize, size.bit_length() - 1, params["threads"], params["d"]
-        copy = Launch("copy", cdiv(size, 512), 512, accesses=(Access("a", size * e), Access("work", size * e, write=True)),
-                      arguments=(2, 0))
-        arrays = {"a": size * e, "out": size * e, "work": 2 * size * e}
-        if self.algorithm == "sum":
-            steps = [self._step("pairwise_step", dtype, 1 << k, t, d, 2, 1, "work", "work", (1, 1)) for k in range(m - 1, -1, -1)]
-            return Plan(arrays, (copy, *steps))
-        if self.algorithm == "prefix_sums_simple":
-            return Plan(arrays, tuple(self._step("hillis_steele_step", dtype, size, t, d, 2, 1, "work", "out", (2, 2))
-                                      for _ in range(m)))
-        up = [self._step("interval_step", dtype, 1 << k, t, d, 2, 1, "out", "work", (2, 1)) for k in range(m - 1, -1, -1)]
-        down = [self._step("spread_step", dtype, 1 << k, t, d, 2, 2, "work", "out", (2, 1)) for k in range(m)]
-        return Plan(arrays, (copy, *up, *down))
+    def model_values(self, size, params, case, limits):
+        grid = params["d"] or cdiv(size, params["threads"])
+        return {"n": size, "p": umm_threads(grid, params["threads"], limits)}
 
     def check_size(self, size):
         _power_of_two(size, self.name)
 
-    def _launch(self, name, dtype, work, threads, d, *args):
-        grid = d or max(1, -(-work // threads))
-        launch(function(SOURCE, f"{name}_{_sfx(dtype)}"), (grid,), (threads,), args)
+    @staticmethod
+    def _step(name, dtype, work, params, reads, writes, src: Array, dst: Array, *scalars):
+        """A grid-stride step over ``work`` items, each reading ``reads`` and writing ``writes`` elements:
+        a round per item a thread takes. ``d`` = 0: a block per ``threads`` items."""
+        e, threads = np.dtype(dtype).itemsize, params["threads"]
+        grid = params["d"] or max(1, cdiv(work, threads))
+        args = (src, dst) if src != dst else (src,)
+        return Launch(f"{name}_{suffix(dtype)}", grid, threads, args=args + tuple(Scalar(s, "int64") for s in scalars),
+                      accesses=(Access(src.name, reads * work * e), Access(dst.name, writes * work * e, write=True)),
+                      rounds=cdiv(work, grid * threads), source=SOURCE)
 
-    def _run(self, inputs, threads, d):
-        cp = cupy()
-        arr, n, dt = inputs.arrays, inputs.size, inputs.dtype
-        m = n.bit_length() - 1
-        if self.algorithm == "sum":
-            work = arr["work"]
-            cp.copyto(work[:n], arr["a"])
-            for t in range(m - 1, -1, -1):
-                self._launch("pairwise_step", dt, 1 << t, threads, d, work, np.int64(1 << t))
-            arr["out"][...] = work[:1]
-        elif self.algorithm == "prefix_sums_simple":
-            src, dst = arr["a"], arr["work"][:n]
-            for t in range(m):
-                self._launch("hillis_steele_step", dt, n, threads, d, src, dst, np.int64(n), np.int64(1 << t))
-                src, dst = dst, (arr["out"] if dst is not arr["out"] else arr["work"][:n])
-            if src is not arr["out"]:
-                cp.copyto(arr["out"], src)
-        else:   # a_t at work[2^t − 1 :], a_m is the output, initialised with the input
-            work, out = arr["work"], arr["out"]
-            cp.copyto(out, arr["a"])
-            level = lambda t: out if t == m else work[(1 << t) - 1:(2 << t) - 1]  # noqa: E731
-            for t in range(m - 1, -1, -1):
-                self._launch("interval_step", dt, 1 << t, threads, d, level(t + 1), level(t), np.int64(1 << t))
-            for t in range(m):
-                self._launch("spread_step", dt, 1 << t, threads, d, level(t), level(t + 1), np.int64(1 << t))
-        return arr["out"]
+    def launch_plan(self, size, dtype, params, case):
+        e, m = np.dtype(dtype).itemsize, size.bit_length() - 1
+        arrays = {"a": size * e, "out": (e if self.algorithm == "sum" else size * e), "work": 2 * size * e}
+        return Plan(arrays, {"sum": self._sum, "prefix_sums_simple": self._simple,
+                             "prefix_sums_optimal": self._optimal}[self.algorithm](size, m, e, dtype, params))
+
+    def _sum(self, size, m, e, dtype, params):
+        """a[i] += a[i + h] for h = n/2 ... 1 on a copy of the input, then the total (work[0]) to out."""
+        work = Array("work", 0, size)
+        steps = [self._step("pairwise_step", dtype, 1 << t, params, 2, 1, work, work, 1 << t) for t in range(m - 1, -1, -1)]
+        return (copy_launch("a", "work", size, e), *steps, copy_launch("work", "out", 1, e))
+
+    def _simple(self, size, m, e, dtype, params):
+        """Hillis–Steele: step t reads one buffer and writes the other (a, then work and out in turn); an
+        odd number of steps ends in work, which is copied to out."""
+        buffers = [Array("a"), Array("work", 0, size), Array("out")]
+        out, src, dst = [], buffers[0], buffers[1]
+        for t in range(m):
+            out.append(self._step("hillis_steele_step", dtype, size, params, 2, 1, src, dst, size, 1 << t))
+            src, dst = dst, (buffers[2] if dst is not buffers[2] else buffers[1])
+        if src is not buffers[2]:
+            out.append(copy_launch("work", "out", size, e))
+        return tuple(out)
+
+    def _optimal(self, size, m, e, dtype, params):
+        """Interval sums down the levels a_t (2^t cells at work[2^t − 1:], a_m = out, a copy of the input),
+        then sums of interval sums back up (001 §7)."""
+        def level(t):
+            return Array("out") if t == m else Array("work", (1 << t) - 1, 1 << t)
+
+        up = [self._step("interval_step", dtype, 1 << t, params, 2, 1, level(t + 1), level(t), 1 << t)
+              for t in range(m - 1, -1, -1)]
+        down = [self._step("spread_step", dtype, 1 << t, params, 2, 2, level(t), level(t + 1), 1 << t) for t in range(m)]
+        return (copy_launch("a", "out", size, e), *up, *down)
 
 
 class SinglePassSum(_ScanBase):
@@ -192,51 +166,49 @@ class SinglePassSum(_ScanBase):
     def model_values(self, size, params, case, limits):
         return {"n": size, "p": umm_threads(params["d"], params["threads"], limits)}
 
-    def launches(self, size, params, case):
-        return 2
+    def bind(self, data, dtype, **case) -> Inputs:
+        inputs = super().bind(data, dtype, **case)
+        inputs.arrays["partial"] = cupy().empty(PARTIALS, dtype_of(dtype))
+        return inputs
 
     def launch_plan(self, size, dtype, params, case):
         e, t, d = np.dtype(dtype).itemsize, params["threads"], params["d"]
         per_load = 16 if dtype == "float32" else e
-        name = "reduce_partials_f32x4" if dtype == "float32" else f"reduce_partials_{_sfx(dtype)}"
+        first = "reduce_partials_f32x4" if dtype == "float32" else f"reduce_partials_{suffix(dtype)}"
+        partial = Array("partial", 0, d)
         return Plan({"a": size * e, "partial": d * e, "out": e},
-                    (Launch(name, d, t, accesses=(Access("a", size * e), Access("partial", d * e, write=True)),
-                            rounds=cdiv(size * e, d * t * per_load), arguments=(2, 1), source=SOURCE),
-                     Launch(f"reduce_partials_{_sfx(dtype)}", 1, 1024,
+                    (Launch(first, d, t, args=(Array("a"), partial, Scalar(size, "int64")),
+                            accesses=(Access("a", size * e), Access("partial", d * e, write=True)),
+                            rounds=cdiv(size * e, d * t * per_load), source=SOURCE),
+                     Launch(f"reduce_partials_{suffix(dtype)}", 1, 1024, args=(partial, Array("out"), Scalar(d, "int64")),
                             accesses=(Access("partial", d * e), Access("out", e, write=True)),
-                            rounds=cdiv(d, 1024), arguments=(2, 1), source=SOURCE)))
-
-    def _run(self, inputs, threads, d):
-        arr, dt = inputs.arrays, inputs.dtype
-        partial = arr["work"][:d]
-        name = "reduce_partials_f32x4" if dt == "float32" else f"reduce_partials_{_sfx(dt)}"
-        launch(function(SOURCE, name), (d,), (threads,), (arr["a"], partial, np.int64(inputs.size)))
-        launch(function(SOURCE, f"reduce_partials_{_sfx(dt)}"), (1,), (1024,), (partial, arr["out"], np.int64(d)))
-        return arr["out"]
+                            rounds=cdiv(d, 1024), source=SOURCE)))
 
 
 class LookbackScan(_ScanBase):
     """Beyond the seeds: inclusive prefix sums in one pass with decoupled look-back (any n).
 
     A thread holds ``vectors`` 16-byte vectors (4 float32 or 2 float64 each) in registers, so a tile
-    is threads x vectors x 16 bytes.
+    is threads x vectors x 16 bytes. ``skew`` (not searched; tests set 1) makes a block first load
+    tile (index + skew) mod grid, to take the reload path.
     """
 
     name = "prefix_sums_lookback"
     algorithm = "prefix_sums_optimal"    # costed as the optimal prefix sums on the UMM (one pass, l = L)
     beyond_seeds = True
-    tunables = {"threads": (128, 256, 512, 1024), "vectors": (2, 4, 8, 16, 32)}
-    defaults = {"threads": 512, "vectors": 8}
+    tunables = {"threads": (128, 256, 512, 1024), "vectors": (2, 4, 8, 16, 32), "skew": (0, 1)}
+    defaults = {"threads": 512, "vectors": 8, "skew": 0}
+    searched = ("threads", "vectors")
     restrictions = ("threads * vectors <= 4096",)   # 16 registers a vector: at most 64K a block
     threads = "threads"
-    skew = 0    # a block first loads tile (index + skew) mod grid: tests set 1 to take the reload path
+    flat = {"skew": "a test hook: which tile a block loads first, not how much it loads"}
 
     @staticmethod
     def tile(params, itemsize) -> int:
         return params["threads"] * params["vectors"] * 16 // itemsize
 
     def model_values(self, size, params, case, limits):
-        tiles = -(-size // self.tile(params, limits.itemsize))
+        tiles = cdiv(size, self.tile(params, limits.itemsize))
         return {"n": size, "p": umm_threads(tiles, params["threads"], limits)}
 
     def launch_plan(self, size, dtype, params, case):
@@ -244,29 +216,18 @@ class LookbackScan(_ScanBase):
         e = np.dtype(dtype).itemsize
         tiles = cdiv(size, self.tile(params, e))
         status = 2 * tiles * (8 if e == 4 else 16)
-        return Plan({"a": size * e, "out": size * e, "status": status},
-                    (EPOCH_RESET, Launch(f"scan_lookback_{_sfx(dtype)}_q{params['vectors']}", tiles, params["threads"],
+        return Plan({"a": size * e, "out": size * e, "counter": 4, "status": status},
+                    (next_epoch_launch(),
+                     Launch(f"scan_lookback_{suffix(dtype)}_q{params['vectors']}", tiles, params["threads"],
+                            args=(Array("a"), Array("out"), Scalar(size, "int64"), Array("counter"), Array("status"),
+                                  HostValue("epoch", "uint32"), Scalar(params["skew"], "uint32")),
                             accesses=(Access("a", size * e), Access("status", status), Access("out", size * e, write=True)),
-                            rounds=1, chain=0, atomics=1, arguments=(4, 3), source=SOURCE)))
+                            rounds=1, chain=0, atomics=1, source=SOURCE)))
 
     def bind(self, data, dtype, **case):
         inputs = super().bind(data, dtype, **case)
-        inputs.arrays.update(lookback_arrays(-(-inputs.size // 256), dtype))   # enough for the smallest tile
+        inputs.arrays.update(lookback_arrays(cdiv(inputs.size, 256), dtype))   # enough for the smallest tile
         return inputs
-
-    def reference(self, inputs):
-        return np.cumsum(inputs.host["a"].astype(np.float64))
-
-    def _run(self, inputs, threads, vectors):
-        arr, n = inputs.arrays, inputs.size
-        tiles = -(-n // self.tile({"threads": threads, "vectors": vectors}, np.dtype(inputs.dtype).itemsize))
-        epoch = next_epoch(inputs)
-        launch(function(SOURCE, f"scan_lookback_{_sfx(inputs.dtype)}_q{vectors}"), (tiles,), (threads,),
-               (arr["a"], arr["out"], np.int64(n), arr["counter"], arr["status"], epoch, np.uint32(self.skew)))
-        return arr["out"]
-
-    def bytes_moved(self, inputs):
-        return 2 * inputs.size * np.dtype(inputs.dtype).itemsize
 
 
 KERNELS = ([SharedScan(a) for a in WHICH] + [GlobalScan(a) for a in WHICH] + [SinglePassSum(), LookbackScan()])

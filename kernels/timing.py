@@ -100,12 +100,17 @@ def measure(kernel: Kernel, inputs: Inputs, repeats: int = 20, warmup: int = 3, 
         raise KernelLaunchError(f"{kernel.name}: {type(exc).__name__}: {str(exc).splitlines()[0]}") from None
     q1, med, q3 = np.percentile(times, [25, 50, 75])
     dev = Device.current()
-    return {"kernel": kernel.name, "family": kernel.family, "peer": kernel.peer, "device": dev.name,
+    return {"kernel": kernel.name, "chapter": kernel.chapter, "peer": kernel.peer, "device": dev.name,
             "driver": dev.driver, "cupy": dev.cupy, "dtype": inputs.dtype, "size": inputs.size,
             **{f"case_{k}": v for k, v in inputs.case.items()}, "params": dict(params),
             "median_ms": float(med), "iqr_ms": float(q3 - q1), "min_ms": float(min(times)), "repeats": repeats,
-            "flush_l2": flush, "bandwidth_GBps": kernel.bytes_moved(inputs) / (med * 1e-3) / 1e9,
+            "flush_l2": flush, "bandwidth_GBps": effective_bandwidth(kernel, inputs, med),
             "spread": float(statistics.pstdev(times) / med) if med else 0.0}
+
+
+def effective_bandwidth(kernel: Kernel, inputs: Inputs, ms: float) -> float:
+    """GB/s of the compulsory bytes (the lower bound's: read the input, write the output) in ``ms``."""
+    return kernel.compulsory_bytes(inputs.size, np.dtype(inputs.dtype).itemsize) / (ms * 1e-3) / 1e9
 
 
 def check(kernel: Kernel, inputs: Inputs, **params) -> float:

@@ -8,12 +8,12 @@ purpose, and every argument error, is printed as one line and exits with 2.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-
-from .costmodel.errors import MemtuneError
 
 from . import __version__
 from .commands import COMMANDS
+from .costmodel.errors import MemtuneError
 
 EXIT_USAGE = 2
 
@@ -68,8 +68,6 @@ def _error(command: str, message: str, code: int) -> int:
 
 def _silence_stdout() -> None:
     """Point stdout at /dev/null so the interpreter's final flush of a closed pipe stays quiet."""
-    import os
-
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())

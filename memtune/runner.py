@@ -119,7 +119,7 @@ def _cupy():
     if _CP is not None:
         return _CP
     try:
-        from .kernels.base import cupy
+        from .kernels.device import cupy
 
         _CP = cupy()
         return _CP

@@ -11,29 +11,14 @@ from pathlib import Path
 import pandas as pd
 
 from ..costmodel.errors import ParameterError
-
+from ..kernels.timing import Device
 from .base import Study, analyse, write
-from .conv_matmul import ConvMatmul
-from .dmm_permutation import DMMPermutation
 from .fidelity import write_fidelity
-from .hmm_permutation import HMMPermutation
-from .rap import RAP
-from .sat import SAT
-from .scan import Scan
-
-STUDIES: dict[str, Study] = {s.name: s for s in (DMMPermutation(), HMMPermutation(), SAT(), Scan(), ConvMatmul(), RAP())}
-
-
-def get(name: str) -> Study:
-    if name not in STUDIES:
-        raise ParameterError("name", f"no study {name!r}; studies: {', '.join(STUDIES)}, fidelity, all")
-    return STUDIES[name]
+from .registry import STUDIES, get
 
 
 def measure(name: str, folder: Path, repeats: int = 10) -> Path:
     """Run the study's measurements on this GPU into ``folder/<name>.csv`` (raw: no predictions yet)."""
-    from ..kernels.timing import Device
-
     folder.mkdir(parents=True, exist_ok=True)
     frame = get(name).measure(repeats)
     frame["device"] = Device.current().name
@@ -42,13 +27,13 @@ def measure(name: str, folder: Path, repeats: int = 10) -> Path:
     return path
 
 
-def report(name: str, folder: Path, calibration) -> Path:
+def report(name: str, folder: Path, model) -> Path:
     """Predictions, plots and the Markdown report from ``folder/<name>.raw.csv``."""
     raw = folder / f"{name}.raw.csv"
     if not raw.is_file():
         raise ParameterError("from", f"{raw} does not exist: measure the study on a GPU first (memtune study {name})")
     frame = pd.read_csv(raw, keep_default_na=False, na_values=[""])
-    return write(get(name), frame, folder, calibration)
+    return write(get(name), frame, folder, model)
 
 
 __all__ = ["STUDIES", "Study", "get", "measure", "report", "analyse", "write_fidelity"]

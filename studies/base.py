@@ -19,6 +19,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .. import kernels
+from ..kernels.timing import measure
+
 PAPER = Path(__file__).resolve().parent / "paper"
 COLUMNS = ["study", "group", "algorithm", "variant", "size", "nbar", "dtype", "params", "case", "kind", "measured_ms"]
 
@@ -30,9 +33,6 @@ def paper_table(name: str) -> pd.DataFrame:
 def timed(name: str, size: int, dtype: str = "float32", params: dict | None = None, case: dict | None = None,
           repeats: int = 10, inputs=None, **row) -> dict:
     """One measurement as a study row (GPU)."""
-    from .. import kernels
-    from ..kernels.timing import measure
-
     k = kernels.get(name)
     inputs = inputs or k.make_inputs(size, dtype, 0, **(case or {}))
     got = measure(k, inputs, repeats=repeats, **(params or {}))
@@ -49,8 +49,7 @@ class Report:
 
 
 class Study:
-    name = ""
-    family = ""
+    name = ""          # the seeds' chapter it re-runs (kernels of that chapter carry it as their chapter)
     report = Report("", "", "")
     compete = ("group", "variant", "size", "dtype")   # rows that solve one problem: the model picks among them
 
@@ -64,17 +63,15 @@ class Study:
         return []
 
 
-def analyse(frame: pd.DataFrame, calibration) -> pd.DataFrame:
+def analyse(frame: pd.DataFrame, model) -> pd.DataFrame:
     """Add the cost model's prediction (ms) and its relative error to every row of ours it can predict."""
-    from .. import kernels
-
     frame = frame.copy()
     predicted = []
     for row in frame.itertuples():
         value = np.nan
         if row.kind == "ours" and row.algorithm in kernels.KERNELS:
             try:
-                value = calibration.predict_ms(kernels.get(row.algorithm), int(row.size), row.dtype,
+                value = model.predict_ms(kernels.get(row.algorithm), int(row.size), row.dtype,
                                                json.loads(row.params), json.loads(row.case))
             except Exception:   # a kernel the model cannot cost at this point: no prediction
                 value = np.nan
@@ -110,20 +107,23 @@ def markdown(table: pd.DataFrame, digits: int = 4) -> str:
     return "\n".join([head, rule] + body)
 
 
-def write(study: Study, frame: pd.DataFrame, out: Path, calibration) -> Path:
+def _model_name(model) -> str:
+    return "The physical model (machine file only)" if model.name == "physical" else "The fitted refinement"
+
+
+def write(study: Study, frame: pd.DataFrame, out: Path, model) -> Path:
     """The CSV, the plots and the Markdown report of one study in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
-    frame = analyse(frame, calibration)
+    frame = analyse(frame, model)
     frame.to_csv(out / f"{study.name}.csv", index=False)
     plots = study.plots(frame, out)
     ours = frame[frame.relative_error.notna()]
     picks = model_picks(frame, study.compete)
     lines = [f"# {study.report.title}", "", f"Source: {study.report.source}. Device: "
              f"{', '.join(sorted(set(frame.get('device', pd.Series(['this GPU'])).astype(str))))}; "
-             f"model: {'the physical model on the machine file' if getattr(calibration, 'name', '') == 'physical' else 'the fitted calibration'} "
-             f"of {calibration.device}.", "", study.report.changes, ""]
+             f"model: {_model_name(model).lower()} of {model.device}.", "", study.report.changes, ""]
     if len(ours):
-        lines += [f"Calibrated model: median relative error {ours.relative_error.median():.1%} over {len(ours)} "
+        lines += [f"{_model_name(model)}: median relative error {ours.relative_error.median():.1%} over {len(ours)} "
                   f"measurements; its pick is within 10 % of the fastest in {picks.right.sum() if len(picks) else 0} "
                   f"of {len(picks)} groups.", ""]
     for title, table in study.tables(frame):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .. import kernels
 from .base import Report, Study, plot_lines, timed
 
 D_SWEEP = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -10,7 +11,7 @@ N = 1024 * 1024
 
 
 class ConvMatmul(Study):
-    name, family = "conv_matmul", "conv_matmul"
+    name = "conv_matmul"      # the seeds' chapter it re-runs
     report = Report(
         "Convolution and matrix multiplication on the HMM (002 Figs 3–6) on the H100",
         "002 §IV, GTX Titan (the figures' values are not printed; the comparison is of shapes and knees)",
@@ -24,7 +25,6 @@ class ConvMatmul(Study):
         rows = []
 
         def sweep(name, params, case, label, series):
-            from .. import kernels
             inputs = kernels.get(name).make_inputs(N, "float32", 2, **case)
             for d in D_SWEEP:
                 rows.append(timed(name, N, "float32", {**params, "d": d}, case, repeats, inputs=inputs,

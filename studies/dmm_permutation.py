@@ -17,7 +17,7 @@ COST_KEY = {"dmm_permutation_d_designated": "d-designated", "dmm_permutation_s_d
 
 
 class DMMPermutation(Study):
-    name, family = "dmm_permutation", "dmm_permutation"
+    name = "dmm_permutation"      # the seeds' chapter it re-runs
     report = Report(
         "DMM offline permutation (000 Tables 4.2, 4.3, 4.4) on the H100",
         "000 ch. 4, GTX-680 (64-bit and 32-bit bank modes)",

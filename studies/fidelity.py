@@ -7,14 +7,21 @@ The physical model is shown beside the fitted refinement and the seeds' uncalibr
 """
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
+from .. import kernels
 from ..costmodel.errors import InputFileError
-
+from ..tuner.calibrate import row_observation
+from ..tuner.calibration import fit_terms
 from ..tuner.objectives.replay import Grid
 from .base import analyse, markdown, model_picks
+from .conv_matmul import knees
+from .registry import STUDIES
 
 
 def fidelity(frames: dict[str, pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -25,7 +32,6 @@ def fidelity(frames: dict[str, pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFram
             per_family.append({"study": name, "measurements": len(ours),
                                "median relative error": ours.relative_error.median(),
                                "90th percentile": ours.relative_error.quantile(0.9)})
-        from . import STUDIES
         p = model_picks(frame, STUDIES[name].compete)
         if len(p):
             picks.append(p.assign(study=name))
@@ -37,14 +43,10 @@ def refinements(frames: dict[str, pd.DataFrame], calibration, validated: dict | 
 
     ``validated``: the 5-fold cross-validated frames, where the caller has them already.
     """
-    from dataclasses import replace
-
-    from .base import analyse
-
     base = replace(calibration, term_units={})
     variants = {"calibrated units, no per-term units": base,
                 "without the L2 term (l2_speedup = 1)": replace(base, l2_speedup=1.0),
-                "without the per-family scale": replace(base, family_scale={}),
+                "without the per-chapter scale": replace(base, chapter_scale={}),
                 "without the read-modify-write of casual writes": replace(base, casual_write_factor=1.0),
                 "without the sector term (the seeds' D_w(P) rounds)": replace(base, sector_bytes=0.0)}
     rows = [_summary(label, {name: analyse(f, cal) for name, f in frames.items()}) for label, cal in variants.items()]
@@ -71,15 +73,6 @@ def cross_validated(frames: dict[str, pd.DataFrame], calibration, folds: int = 5
     size is left out in turn, so the units must carry to a size they have not seen). A kernel with
     too few other rows keeps the calibrated units (and its family scale).
     """
-    from dataclasses import replace
-
-    import numpy as np
-
-    from ..tuner.calibrate import row_observation
-    from ..tuner.calibration import fit_terms
-
-    from .base import analyse
-
     base = replace(calibration, term_units={})
     out = {name: analyse(f, base) for name, f in frames.items()}
     rng = np.random.default_rng(seed)
@@ -103,10 +96,6 @@ def cross_validated(frames: dict[str, pd.DataFrame], calibration, folds: int = 5
 
 def predicted_grid(grid_path: Path, model) -> pd.DataFrame:
     """The recorded grids' measured rows (peers left out), each with the model's prediction."""
-    import json
-
-    from .. import kernels
-
     frame = pd.read_csv(grid_path)
     frame = frame[(frame.status == "ok") & ~frame.kernel.str.startswith("cupy_")].copy()
     frame["predicted_ms"] = [model.predict_ms(kernels.get(n), int(s), d, json.loads(p), json.loads(c))
@@ -117,7 +106,6 @@ def predicted_grid(grid_path: Path, model) -> pd.DataFrame:
 def grid_fidelity(grid_path: Path, model, predicted: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per recorded grid: the model's error, its top-ranked configuration against the measured best, and
     the Spearman rank correlation of predicted and measured times."""
-    import numpy as np
     from scipy.stats import spearmanr
 
     frame = predicted if predicted is not None else predicted_grid(grid_path, model)
@@ -136,8 +124,6 @@ def grid_fidelity(grid_path: Path, model, predicted: pd.DataFrame | None = None)
 def best_r(grid_path: Path, model, predicted: pd.DataFrame | None = None) -> pd.DataFrame:
     """(1+r)R1W on the recorded grids: the r of the measured best and of the model's best, each with its
     time, and both at the best rows of each r."""
-    import json
-
     frame = predicted if predicted is not None else predicted_grid(grid_path, model)
     frame = frame[frame.kernel == "sat_1pr1w"].copy()
     frame["r"] = [json.loads(p)["r"] for p in frame.params]
@@ -165,7 +151,7 @@ def write_fidelity(folder: Path, model, refined=None, seeds=None, grid_path: Pat
     """The report: the physical model (no fitted coefficient) beside the fitted refinement and the seeds'
     uncalibrated model, over every study of ``folder`` and every recorded grid."""
     frames = {p.stem: pd.read_csv(p, keep_default_na=False, na_values=[""]) for p in sorted(folder.glob("*.csv"))
-              if p.stem in _study_names()}
+              if p.stem in STUDIES}
     if not frames:
         raise InputFileError(f"out: no study results (<study>.csv) in {str(folder)!r}; run memtune study first")
     grid_path = grid_path or Path(Grid.shipped(model.device).origin)
@@ -208,8 +194,6 @@ def write_fidelity(folder: Path, model, refined=None, seeds=None, grid_path: Pat
 
 
 def _knee_lines(frame) -> str:
-    from .conv_matmul import knees
-
     if frame is None or "d_blocks" not in frame:
         return "(no recorded d sweeps)"
     table = knees(frame)
@@ -250,7 +234,3 @@ _FAILS = (
     "tiles are short (above), which moves its knee to smaller d."
 )
 
-
-def _study_names():
-    from . import STUDIES
-    return set(STUDIES)

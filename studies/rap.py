@@ -12,7 +12,7 @@ MAPPINGS = ("raw", "ras", "rap", "rap-hw")
 
 
 class RAP(Study):
-    name, family = "rap", "rap"
+    name = "rap"      # the seeds' chapter it re-runs
     report = Report(
         "Random address permute-shift (004 Tables II and III) on the H100",
         "004 §§V–VI, GTX Titan",

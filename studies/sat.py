@@ -1,9 +1,12 @@
 """Table 6.2 (000 ch. 6): summed area tables, with the tuner's best r for (1+r)R1W beside the paper's."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 
+from .. import tuner
 from .base import Report, Study, paper_table, plot_lines, timed
 
 SIZES = (1024, 2048, 4096, 8192, 16384)      # Table 6.2 has 1K ... 18K; a subsample that spans it
@@ -13,8 +16,6 @@ TRIALS = 8
 
 def best_r(nbar, dtype, repeats):
     """The tuner's best (rows, r) for (1+r)R1W: a model-guided study on the GPU."""
-    from .. import tuner
-
     prob = tuner.problem("sat_1pr1w", nbar * nbar, dtype)
     obj = tuner.MeasureObjective(prob, repeats=repeats, time_limit_ms=2000)
     study = tuner.Study(prob, obj, tuner.load_model(obj.device), storage=":memory:", seed=0)
@@ -22,7 +23,7 @@ def best_r(nbar, dtype, repeats):
 
 
 class SAT(Study):
-    name, family = "sat", "sat"
+    name = "sat"      # the seeds' chapter it re-runs
     compete = ("group", "size", "dtype")
     report = Report(
         "Summed area tables (000 Table 6.2) on the H100",
@@ -53,8 +54,6 @@ class SAT(Study):
         return pd.DataFrame(rows)
 
     def tables(self, frame):
-        import json
-
         f = frame.copy()
         f["name"] = np.where(f.variant == "1.25R1W", "sat_1.25r1w", np.where(f.variant == "best r", "sat_1pr1w_best", f.algorithm))
         paper = paper_table(self.name).rename(columns={"algorithm": "name"})

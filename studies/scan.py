@@ -16,7 +16,7 @@ def problem(name: str) -> str:
 
 
 class Scan(Study):
-    name, family = "scan", "scan"
+    name = "scan"      # the seeds' chapter it re-runs
     report = Report(
         "Sum and prefix sums (001 Fig. 8) on the H100",
         "001 §8 (Fig. 8; the figure's values are not printed, so the comparison is of shapes)",

@@ -29,6 +29,17 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path, monkeypatch):
+    """Every test gets its own empty data directory (studies, lookup table, machine files) and forgets
+    the choices memtune.run remembered: nothing a test writes reaches the user's, or the next test."""
+    import memtune
+
+    monkeypatch.setenv("MEMTUNE_DATA_DIR", str(tmp_path / "data"))
+    memtune.forget()
+    return tmp_path / "data"
+
+
 @pytest.fixture
 def run_cli(capsys):
     """Run the memtune CLI in-process; return (exit code, stdout, stderr)."""

@@ -14,8 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, seed, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, seed, settings, strategies as st
 
 from memtune.cli import build_parser, main
 

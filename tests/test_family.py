@@ -9,9 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memtune import kernels
 import memtune
-from memtune import tuner
+from memtune import kernels, tuner
 from memtune.costmodel.errors import ParameterError
 from memtune.tuner import tables
 from memtune.tuner.family import family_problem
@@ -20,13 +19,6 @@ from memtune.tuner.study import counted
 ROOT = Path(__file__).resolve().parents[1]
 GRIDS = ROOT / "tuner" / "grids" / "nvidia-h100-80gb-hbm3.csv"
 H100 = "NVIDIA H100 80GB HBM3"
-
-
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("MEMTUNE_DATA_DIR", str(tmp_path / "data"))
-    memtune.forget()
-    return tmp_path / "data"
 
 
 # -- the family problem -------------------------------------------------------------------------
@@ -141,6 +133,22 @@ def test_a_fresh_install_answers_measured_for_the_h100(run_cli, device):
     answer = json.loads(out)
     assert answer["source"] == "measured" and answer["params"]["algorithm"] == "sat_1r1w_lookback"
     assert answer["median_ms"] < 0.2
+
+
+def test_every_shipped_table_answers_measured_for_the_families_it_covers():
+    """Each family row of each shipped table, looked up on that device with an empty data directory: the
+    answer is that measurement (its size, its time, its algorithm), not a neighbour's or the model's."""
+    shipped = tuner.LookupTable.shipped().frame
+    families = shipped[shipped.kernel.isin(tuner.FAMILIES)]
+    assert set(families.device) == {H100, "NVIDIA H200"}
+    model = tuner.load_model(H100)
+    for row in families.itertuples():
+        case = json.loads(row.case)
+        problem = family_problem(row.kernel, int(row.size), row.dtype, **case)
+        answer = tuner.lookup(problem, tuner.LookupTable(), model, row.device)
+        assert answer.source == "measured" and answer.recorded_size == row.size, row
+        assert answer.median_ms == pytest.approx(float(row.median_ms)), row
+        assert answer.params == json.loads(row.params), row
 
 
 def test_the_users_table_is_read_before_the_shipped_one(data_dir):

@@ -4,6 +4,9 @@ import pytest
 
 from memtune import kernels
 from memtune.costmodel import permutations as perms
+from memtune.costmodel.errors import ParameterError
+from memtune.kernels.capture import issued
+from memtune.kernels.executor import LIBRARY
 from memtune.kernels.timing import check, measure, relative_error, scan_error
 
 pytestmark = pytest.mark.gpu
@@ -19,7 +22,7 @@ def test_dmm_array_kernels(name, perm, dtype):
     for seed in (1, 2, 3) if perm == "random" else (1,):
         inputs = k.make_inputs(1024, dtype, seed, perm=perm)
         assert check(k, inputs, reps=1) == 0
-        out = kernels.base.cupy().asnumpy(k.run(inputs, reps=2))
+        out = kernels.device.cupy().asnumpy(k.run(inputs, reps=2))
         assert np.array_equal(out, k.reference(inputs, reps=2))
 
 
@@ -181,13 +184,12 @@ def test_lookback_prefix_sums(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_lookback_prefix_sums_when_tickets_disagree_with_block_order(dtype, monkeypatch):
+def test_lookback_prefix_sums_when_tickets_disagree_with_block_order(dtype):
     """Every block's speculative load is of the wrong tile (skew 1): the ticket's reload must win."""
     k = kernels.get("prefix_sums_lookback")
-    monkeypatch.setattr(k, "skew", 1)
     for size in (4097, (1 << 20) + 17):
         inputs = k.make_inputs(size, dtype, 3)
-        for params in ({"threads": 128, "vectors": 2}, {"threads": 512, "vectors": 8}):
+        for params in ({"threads": 128, "vectors": 2, "skew": 1}, {"threads": 512, "vectors": 8, "skew": 1}):
             assert scan_error(k, inputs, **params) < scan_tol(dtype, size), (size, params)
 
 
@@ -202,6 +204,10 @@ def test_reduction_peers(name):
 def test_sat_kernels(name, dtype):
     k = kernels.get(name)
     sizes = [32, 96, 100, 257] + ([1024] if name != "sat_4r1w" else [320])
+    if k.side_multiple > 1:                 # 4R4W's transposes move whole 32 x 32 tiles
+        with pytest.raises(ParameterError, match="multiple of 32"):
+            k.make_inputs(100 * 100, dtype, 1)
+        sizes = [s for s in sizes if s % k.side_multiple == 0]
     if name == "sat_1r1w_lookback":         # 33 deferred chunks a strip, the last one partial
         sizes.append(4100)
     for nbar in sizes:
@@ -219,7 +225,7 @@ def test_sat_kernels(name, dtype):
 @pytest.mark.parametrize("nbar", [96, 1024])
 def test_hmm_schedule_on_the_gpu_is_valid_and_conflict_free(nbar):
     """Colouring by pairing on the device: realises P, every row-wise step conflict-free."""
-    cp = kernels.base.cupy()
+    cp = kernels.device.cupy()
     from memtune.costmodel import schedules
     perm = perms.random(nbar * nbar, nbar)
     sched = schedules.hmm_schedule(cp.asarray(perm), 32, xp=cp)
@@ -233,3 +239,54 @@ def test_hmm_schedule_on_the_gpu_is_valid_and_conflict_free(nbar):
         s, d, p = (cp.asnumpy(v) for v in (rs.s, rs.d, rs.perm))
         assert np.array_equal(schedules.RowSchedule(p, s, d).apply(x), schedules.apply_rows(x, p))
         assert schedules.is_conflict_free(s.ravel(), 32) and schedules.is_conflict_free(d.ravel(), 32)
+
+
+# -- the plan is what runs: launches read back from CUDA against the plan ---------------------------
+PLAN_SIZES = {"shared": 1024, "square": 256 * 256, "vector": (1 << 16) + 96}
+PLAN_CASES = {name: {"perm": "transpose"} for name in kernels.names("dmm_permutation") if name.endswith("_in_place")}
+
+
+def _plan_size(k) -> int:
+    if k.memory == "shared":
+        return PLAN_SIZES["shared"]
+    if k.square or k.chapter in ("hmm_permutation", "conv_matmul"):
+        return PLAN_SIZES["square"]
+    return 1 << 16 if "[global]" in k.name else PLAN_SIZES["vector"]
+
+
+def _configurations(k, size: int, dtype: str) -> list[dict]:
+    """At least three configurations of the kernel's space, spread over it (all of a smaller space)."""
+    from memtune.costmodel.space import Limits
+
+    points = k.space.points(Limits(itemsize=np.dtype(dtype).itemsize), **k.default_case)
+    picks = [points[i * (len(points) - 1) // 3] for i in range(4)] if len(points) > 4 else points
+    return picks + [{}] if len(picks) < 3 else picks
+
+
+def _expected(launch) -> tuple:
+    if launch.library:
+        return (LIBRARY[launch.function].issues,)
+    return ("kernel", launch.function, (launch.grid, 1, 1), launch.shape, launch.dynamic_shared)
+
+
+def _seen(node, launch) -> tuple:
+    if launch.library:
+        return (node.kind,)
+    return (node.kind, node.function, node.grid, node.block, node.shared)
+
+
+@pytest.mark.parametrize("name", [n for n, k in kernels.KERNELS.items() if not k.peer])
+def test_the_launches_issued_are_the_plan(name):
+    """CUDA's own record of a run (its captured graph: function, grid, block, shared memory, how many) is
+    the plan the model prices, at three configurations or more, float32 and float64."""
+    k = kernels.get(name)
+    size = _plan_size(k)
+    for dtype in DTYPES:
+        inputs = k.make_inputs(size, dtype, 1, **PLAN_CASES.get(name, {}))
+        for params in _configurations(k, size, dtype):
+            k.run(inputs, **params)                          # compiles and allocates first: not launches
+            got = issued(lambda: k.run(inputs, **params))
+            plan = k.plan(size, dtype, params, inputs.case)
+            assert len(got) == len(plan.launches), (params, [g.function or g.kind for g in got])
+            for node, launch in zip(got, plan.launches):
+                assert _seen(node, launch) == _expected(launch), (params, launch.function)

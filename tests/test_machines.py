@@ -1,7 +1,6 @@
 import pytest
 
-from memtune.costmodel import (DMM, HMM, UMM, AsyncHMM, ParameterError, PresetNotFoundError,
-                       load_preset, preset_names, symbol)
+from memtune.costmodel import (DMM, HMM, UMM, AsyncHMM, ParameterError, PresetNotFoundError, load_preset, preset_names, symbol)
 
 
 def test_models_hold_their_parameters_and_are_immutable():

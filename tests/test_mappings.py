@@ -1,8 +1,7 @@
 import numpy as np
 import pytest
 
-from memtune.costmodel import ParameterError
-from memtune.costmodel import mappings as M
+from memtune.costmodel import ParameterError, mappings as M
 
 # 004 Table II: mean congestion, w = 16 .. 256
 TABLE_II = {

@@ -5,10 +5,8 @@ from importlib import resources
 import numpy as np
 import pytest
 
-from memtune.costmodel import DMM, UMM, check_optimality, simulate
-from memtune.costmodel import algorithm as registry
-from memtune.costmodel import conditions, optimality
-from memtune.costmodel.families import memory_access, scan
+from memtune.costmodel import DMM, UMM, check_optimality, conditions, optimality, registry, simulate
+from memtune.costmodel.chapters import memory_access, scan
 
 
 @pytest.fixture(scope="module")

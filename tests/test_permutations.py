@@ -1,8 +1,7 @@
 import numpy as np
 import pytest
 
-from memtune.costmodel import InputFileError, ParameterError
-from memtune.costmodel import permutations as P
+from memtune.costmodel import InputFileError, ParameterError, permutations as P
 
 
 def test_named_permutations_match_the_papers_figures():

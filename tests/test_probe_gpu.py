@@ -52,7 +52,7 @@ def test_probed_values_are_physical(probed):
 
 
 def test_every_planned_function_has_its_resources(probed):
-    from memtune.kernels.base import function
+    from memtune.kernels.device import function
 
     planned = probe.plan_functions()
     assert {f for _, f in planned} <= set(probed[0].kernels)

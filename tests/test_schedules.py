@@ -1,11 +1,8 @@
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from memtune.costmodel import DMM, UMM, ParameterError, simulate
-from memtune.costmodel import permutations as P
-from memtune.costmodel import schedules as S
+from memtune.costmodel import DMM, UMM, ParameterError, permutations as P, schedules as S, simulate
 from memtune.costmodel.colouring import check_colouring, edge_colouring
 
 

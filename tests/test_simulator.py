@@ -1,8 +1,7 @@
 """The exact simulator against the papers' examples, Lemma 1, and a plain reference."""
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from memtune.costmodel import DMM, UMM, TraceError, contiguous_trace, simulate
 

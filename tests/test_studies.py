@@ -8,9 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from memtune import kernels
-from memtune import studies
-from memtune import tuner
+from memtune import kernels, studies, tuner
 from memtune.studies.base import analyse, model_picks, paper_table
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,7 +61,7 @@ def test_every_study_reports_from_the_recorded_h100_measurements(tmp_path, run_c
     assert code == 0, err
     for name in studies.STUDIES:
         md = (tmp_path / f"{name}.md").read_text()
-        assert md.startswith("# ") and "Calibrated model" in md, name
+        assert md.startswith("# ") and "The physical model (machine file only)" in md, name
         assert list(tmp_path.glob(f"{name}*.png")), name
         frame = pd.read_csv(tmp_path / f"{name}.csv")
         assert (frame.measured_ms > 0).all() and frame.device.str.contains("H100").all()

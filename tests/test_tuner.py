@@ -12,8 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from memtune import kernels
-from memtune import tuner
+from memtune import kernels, tuner
 from memtune.costmodel.errors import ParameterError
 from memtune.costmodel.space import Limits, SearchSpace
 from memtune.tuner.calibration import Calibration, Observation, fit, parse
@@ -23,12 +22,6 @@ from memtune.tuner.study import Study, counted
 
 ROOT = Path(__file__).resolve().parents[1]
 GRIDS = ROOT / "tuner" / "grids" / "nvidia-h100-80gb-hbm3.csv"
-
-
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("MEMTUNE_DATA_DIR", str(tmp_path / "data"))
-    return tmp_path / "data"
 
 
 # -- search spaces ------------------------------------------------------------------------------
@@ -83,8 +76,8 @@ def test_prediction_at_a_hand_computed_point():
     expected64 = (2 * 1000 - 2 + 4 * n / 16) * 0.05 * 1e-6 + 4.0e-3
     assert cal.predict_ms(k, n, "float64", {}) == pytest.approx(expected64, rel=1e-12)
     sat = kernels.get("sat_1pr1w")                                   # launches follow r
-    assert sat.launches(4096 ** 2, sat.check_params({"r": 0.0}), {}) == 2 * 128 - 1
-    assert sat.launches(4096 ** 2, sat.check_params({"r": 0.25}), {}) == (2 * 128 - 1 - 64) - 64 + 10
+    assert len(sat.plan(4096 ** 2, "float32", {"r": 0.0}).launches) == 2 * 128 - 1
+    assert len(sat.plan(4096 ** 2, "float32", {"r": 0.25}).launches) == (2 * 128 - 1 - 64) - 64 + 10
 
 
 def test_lower_bound_is_copy_traffic_or_launches():
@@ -111,7 +104,7 @@ def test_fit_recovers_a_known_calibration_and_reports_held_out_error():
 
 
 def test_calibration_files_round_trip_and_the_h100_is_shipped(tmp_path):
-    cal = Calibration("NVIDIA Test GPU", unit_ns=0.1, family_scale={"sat": 1.5}, fit={"measurements": 3})
+    cal = Calibration("NVIDIA Test GPU", unit_ns=0.1, chapter_scale={"sat": 1.5}, fit={"measurements": 3})
     path = cal.save(tmp_path / "c.toml")
     back = tuner.load_calibration(path=path)
     assert back == cal
@@ -282,8 +275,20 @@ def test_workers_option_runs_one_study_in_several_processes(tmp_path):
 
 
 def test_workers_refuse_an_in_memory_study():
-    with pytest.raises(tuner.TunerError, match="storage: workers cannot share an in-memory study"):
+    with pytest.raises(ParameterError, match="storage: workers cannot share an in-memory study") as err:
         tuner.tune(tuner.problem("conv_hmm", 1 << 20, v=3), objective="model", trials=4, storage=":memory:", workers=2)
+    assert err.value.name == "storage"
+
+
+@pytest.mark.parametrize("settings,bad", [({"trials": 0}, "trials"), ({"trials": 10 ** 9}, "trials"),
+                                          ({"objective": "guess"}, "objective"), ({"strategy": "grid"}, "strategy"),
+                                          ({"repeats": -1}, "repeats"), ({"seed": -3}, "seed"),
+                                          ({"workers": 10 ** 6}, "workers"), ({"trails": 5}, "trails")])
+def test_one_options_object_checks_every_setting(settings, bad):
+    """The settings a tune takes are one object; each bad one is a ParameterError that names it."""
+    with pytest.raises(ParameterError) as err:
+        tuner.tune(tuner.problem("conv_hmm", 1 << 20, v=3), storage=":memory:", **settings)
+    assert err.value.name == bad
 
 
 def test_a_killed_worker_is_resumed_with_no_finished_trial_lost(tmp_path):
@@ -481,15 +486,34 @@ def test_cli_tune_model_prints_a_summary(run_cli):
     assert "best parameters" in out and "predicted time" in out and "4 complete" in out
 
 
-def test_cli_calibrate_refits_the_recorded_h100_measurements(run_cli, tmp_path):
-    recorded = ROOT / "bench" / "results" / "h100" / "calibration" / "calibration.csv"
+SYNTHETIC = Calibration("Synthetic GPU", unit_ns=0.03, shared_unit_ns=0.4, l=40.0, L=3000.0, w_eff=24.0, launch_us=6.0,
+                        sector_bytes=32.0, casual_write_factor=2.0)
+
+
+def _synthetic_measurements(path, truth=SYNTHETIC, copy_GBps=2500.0):
+    """The calibration plan's measurements as a device that follows ``truth`` exactly would give them."""
+    from memtune.tuner import calibrate
+
+    rows = [{"kernel": name, "size": size, "dtype": "float32", "case": json.dumps(case),
+             "params": json.dumps(kernels.get(name).check_params(params), sort_keys=True),
+             "median_ms": truth.predict_ms(kernels.get(name), size, "float32", params, case), "device": truth.device}
+            for name, sizes, grid, case in calibrate.PLAN for size in sizes for params in grid]
+    rows.append({"kernel": "_meta", "size": 0, "median_ms": copy_GBps})          # the copy bandwidth, GB/s
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_cli_calibrate_recovers_a_synthetic_device(run_cli, tmp_path):
+    recorded = _synthetic_measurements(tmp_path / "synthetic.csv")
     code, out, err = run_cli("calibrate", "--from-csv", str(recorded), "--out", str(tmp_path / "c.toml"), "--json")
     assert code == 0, err
     got = json.loads(out)
-    assert got["device"] == "NVIDIA H100 80GB HBM3" and got["fit"]["held_out"] == 18
-    assert got["fit"]["median_relative_error_held_out"] < 0.6 and 2000 < got["copy_GBps"] < 3400
-    shipped = tuner.load_calibration("NVIDIA H100 80GB HBM3")
-    assert tuner.load_calibration(path=tmp_path / "c.toml").unit_ns == pytest.approx(shipped.unit_ns, rel=1e-6)
+    assert got["device"] == "Synthetic GPU" and got["copy_GBps"] == 2500.0
+    assert got["fit"]["measurements"] == 75 and got["fit"]["held_out"] == 18          # n = 2^24 held out
+    assert got["fit"]["median_relative_error_held_out"] < 1e-6
+    back = tuner.load_calibration(path=tmp_path / "c.toml")
+    for key in ("unit_ns", "shared_unit_ns", "l", "L", "w_eff", "launch_us"):
+        assert getattr(back, key) == pytest.approx(getattr(SYNTHETIC, key), rel=1e-4), key
     code, out, err = run_cli("calibrate", "--from-csv", str(tmp_path / "missing.csv"))
     assert code == 2 and "no file" in err
     code, out, err = run_cli("calibrate")
@@ -534,13 +558,31 @@ def test_fit_terms_recovers_the_units_of_each_term_and_round_trips(tmp_path):
 
 
 def test_cli_calibrate_fits_per_term_units_on_recorded_studies(run_cli, tmp_path):
-    recorded = ROOT / "bench" / "results" / "h100" / "calibration" / "calibration.csv"
-    code, out, err = run_cli("calibrate", "--from-csv", str(recorded), "--studies", str(ROOT / "studies" / "results" / "h100"),
+    """Studies of a device whose convolution costs each term of the seeds' time at its own unit: the fit
+    on top of the synthetic calibration recovers those units."""
+    from dataclasses import replace
+
+    recorded = _synthetic_measurements(tmp_path / "synthetic.csv")
+    units = {"nbar**2/w": 2.0, "L*nbar**2/(d*p)": 9.0, "nbar**2*v**2/(d*w)": 0.5, "l*nbar**2*v**2/(d*p)": 0.1,
+             "launches": 1.5}
+    truth = replace(SYNTHETIC, term_units={"conv_hmm": units})
+    k = kernels.get("conv_hmm")
+    rows = [{"study": "conv_matmul", "group": "d", "algorithm": "conv_hmm", "variant": "", "size": n * n, "nbar": n,
+             "dtype": "float32", "params": json.dumps(k.check_params({"p": p, "d": d})), "case": json.dumps({"v": v}),
+             "kind": "ours", "measured_ms": truth.predict_ms(k, n * n, "float32", {"p": p, "d": d}, {"v": v})}
+            for n in (512, 1024, 2048) for p in (128, 512) for d in (1, 8, 64, 512) for v in (1, 3, 5)]
+    folder = tmp_path / "studies"
+    folder.mkdir()
+    pd.DataFrame(rows).to_csv(folder / "conv_matmul.raw.csv", index=False)
+    code, out, err = run_cli("calibrate", "--from-csv", str(recorded), "--studies", str(folder),
                              "--out", str(tmp_path / "c.toml"))
     assert code == 0, err
     cal = tuner.load_calibration(path=tmp_path / "c.toml")
-    assert {"conv_hmm", "prefix_sums_lookback", "hmm_scheduled_permutation"} <= set(cal.term_units)
-    shipped = tuner.load_calibration("NVIDIA H100 80GB HBM3")
-    assert cal.term_units["conv_hmm"] == pytest.approx(shipped.term_units["conv_hmm"])
-    code, out, err = run_cli("calibrate", "--from-csv", str(recorded), "--studies", str(tmp_path))
+    assert set(cal.term_units) == {"conv_hmm"}
+    assert cal.term_units["conv_hmm"]["nbar**2*v**2/(d*w)"] == pytest.approx(0.5, rel=0.05)
+    assert cal.term_units["conv_hmm"]["launches"] == pytest.approx(1.5, rel=0.05)
+    for row in rows[::9]:
+        assert cal.predict_ms(k, row["size"], "float32", json.loads(row["params"]), json.loads(row["case"])) \
+            == pytest.approx(row["measured_ms"], rel=0.02)
+    code, out, err = run_cli("calibrate", "--from-csv", str(recorded), "--studies", str(tmp_path / "empty"))
     assert code == 2 and "no recorded study" in err and err.count("\n") == 1

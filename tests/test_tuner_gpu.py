@@ -1,18 +1,12 @@
 """The tuner's measure objective on a GPU: studies that time real kernels, and the faults a study survives."""
 import pytest
 
-from memtune import kernels
-from memtune import tuner
+from memtune import kernels, tuner
 from memtune.tuner import TrialFailed
 from memtune.tuner.objectives import MeasureObjective
 from memtune.tuner.study import Study, counted
 
 pytestmark = pytest.mark.gpu
-
-
-@pytest.fixture(autouse=True)
-def data_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("MEMTUNE_DATA_DIR", str(tmp_path / "data"))
 
 
 def test_measured_study_records_the_best_in_the_lookup_table():
@@ -29,7 +23,7 @@ def test_faults_become_failed_trials_and_the_study_goes_on(monkeypatch):
     objective = MeasureObjective(prob, repeats=3)
     with pytest.raises(TrialFailed, match="time limit"):
         MeasureObjective(prob, repeats=3, time_limit_ms=1e-6)({"r": 0.0, "rows": 8})
-    original = prob.kernel._run
+    original = prob.kernel.run
 
     def wrong(inputs, **params):                       # a configuration that computes garbage
         out = original(inputs, **params)
@@ -43,7 +37,7 @@ def test_faults_become_failed_trials_and_the_study_goes_on(monkeypatch):
             raise cupy.cuda.memory.OutOfMemoryError(1 << 40, 0)
         return wrong(inputs, **params)
 
-    monkeypatch.setattr(prob.kernel, "_run", out_of_memory)
+    monkeypatch.setattr(prob.kernel, "run", out_of_memory)
     with pytest.raises(TrialFailed, match="wrong result"):
         objective({"r": 0.5, "rows": 8})
     with pytest.raises(TrialFailed, match="OutOfMemory"):
@@ -81,13 +75,13 @@ def test_the_sampled_check_accepts_right_outputs_and_catches_wrong_ones(name, si
 
 
 def test_a_run_over_the_time_limit_is_repeated_only_when_it_compiled(monkeypatch):
-    from memtune.kernels.base import module
+    from memtune.kernels.device import module
 
     prob = tuner.problem("matmul_hmm", 256 ** 2)
     objective = MeasureObjective(prob, repeats=2, time_limit_ms=1e-6)
     runs = []
-    original = prob.kernel._run
-    monkeypatch.setattr(prob.kernel, "_run", lambda inputs, **p: runs.append(1) or original(inputs, **p))
+    original = prob.kernel.run
+    monkeypatch.setattr(prob.kernel, "run", lambda inputs, **p: runs.append(1) or original(inputs, **p))
     params = {"m": 64, "r": 4, "buffers": 1, "d": 0}
     module.cache_clear()                                   # the first run compiles: it gets a second run
     with pytest.raises(TrialFailed, match="time limit"):

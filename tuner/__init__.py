@@ -15,9 +15,10 @@ from .family import FAMILIES, Family, FamilyProblem, family_problem, problem_of
 from .storage import data_dir, default_url, open_storage
 from .strategies import STRATEGIES
 from .study import Study, StudyResult
+from .options import TuneOptions
 from .tune import gpu_available, make_objective, tune
 
 __all__ = ["Calibration", "Observation", "fit", "load_calibration", "load_machine", "load_model", "CalibrationError", "TrialFailed", "TunerError",
            "Answer", "LookupTable", "lookup", "Grid", "MeasureObjective", "ModelObjective", "Outcome",
            "ReplayObjective", "Problem", "problem", "FAMILIES", "Family", "FamilyProblem", "family_problem", "problem_of", "data_dir", "default_url", "open_storage", "STRATEGIES",
-           "Study", "StudyResult", "gpu_available", "make_objective", "tune"]
+           "Study", "StudyResult", "TuneOptions", "gpu_available", "make_objective", "tune"]

@@ -1,6 +1,6 @@
 """``memtune calibrate``: measure a fixed set of kernels on this GPU and fit the cost model to them.
 
-The plan covers every kernel family at several sizes with the kernels' default parameters (and a
+The plan covers every seeds' chapter at several sizes with the kernels' default parameters (and a
 few values of the parameters the model sees: r, p, d); sizes n = 2^24 (n̄ = 4096) are held out of
 the fit and reported separately, so the error is measured on data the fit has not seen.
 """
@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pandas as pd
 
 from .. import kernels
-
+from ..kernels.timing import measure
 from .calibration import Calibration, Observation, fit, fit_terms
 from .errors import CalibrationError
 
@@ -47,8 +48,6 @@ PLAN = [
 
 def measure_plan(repeats: int = 10, quick: bool = False, log=print) -> pd.DataFrame:
     """Every measurement of the plan, one row each (GPU)."""
-    from ..kernels.timing import measure
-
     rows = []
     for name, sizes, grid, case in PLAN:
         k = kernels.get(name)
@@ -66,8 +65,6 @@ def measure_plan(repeats: int = 10, quick: bool = False, log=print) -> pd.DataFr
 
 def copy_bandwidth(repeats: int = 10) -> float:
     """The copy bandwidth (GB/s) of 2^28 float32: the lower bound's bandwidth."""
-    from ..kernels.timing import measure
-
     copy = kernels.get("cupy_copy")
     return measure(copy, copy.make_inputs(1 << 28, "float32", 0, perm="identical"), repeats=repeats)["bandwidth_GBps"]
 
@@ -84,7 +81,7 @@ def observations(frame: pd.DataFrame) -> list[Observation]:
 
 def launch_floor(obs: list[Observation]) -> float:
     """The least time per launch seen (µs): no run of k launches took less than k times this."""
-    per = [o.measured_ms * 1e3 / o.kernel.launches(o.size, o.kernel.check_params(o.params), o.case)
+    per = [o.measured_ms * 1e3 / len(o.kernel.plan(o.size, o.dtype, o.params, o.case).launches)
            for o in obs if o.kernel.memory == "global"]
     return min(per) if per else 1.0
 
@@ -103,7 +100,7 @@ def per_kernel_errors(cal: Calibration, frame: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for o in observations(frame):
         pred = cal.predict_ms(o.kernel, o.size, o.dtype, o.params, o.case)
-        rows.append({"kernel": o.kernel.name, "family": o.kernel.family, "size": o.size, "params": json.dumps(o.params),
+        rows.append({"kernel": o.kernel.name, "chapter": o.kernel.chapter, "size": o.size, "params": json.dumps(o.params),
                      "measured_ms": o.measured_ms, "predicted_ms": pred, "held_out": o.size in HOLD_OUT,
                      "relative_error": abs(pred - o.measured_ms) / o.measured_ms})
     return pd.DataFrame(rows)
@@ -128,8 +125,6 @@ def study_observations(frame: pd.DataFrame) -> list[Observation]:
 
 def read_studies(folder) -> pd.DataFrame:
     """Every recorded study table (``<name>.raw.csv``) in ``folder``, one frame."""
-    from pathlib import Path
-
     paths = sorted(Path(folder).glob("*.raw.csv"))
     if not paths:
         raise CalibrationError(f"studies: no recorded study (<name>.raw.csv) in {folder}")

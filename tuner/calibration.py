@@ -16,7 +16,7 @@ Refinements beyond the seeds, each a named field that is off by default: ``l2_sp
 whose compulsory traffic fits the L2 run their memory rounds faster), ``sector_bytes`` (a casual
 access of the designated permutations moves one 32-byte sector, so D_w(P) address groups cost
 sector_bytes / (4 w_eff) of a round), ``casual_write_factor`` (on ECC memory a casual write reads
-and writes its sector: 2) and ``family_scale`` (the fitted median bias per kernel family). A fit
+and writes its sector: 2) and ``chapter_scale`` (the fitted median bias per seeds' chapter). A fit
 sets the sector and write terms from the hardware and fits the rest; the fidelity report shows
 each term's effect.
 
@@ -26,7 +26,7 @@ GPU each term costs its own time per unit: a register-tiled loop hides shared la
 charges in full, a launch-bound kernel pays latency the model folds into one L. Per kernel, the
 terms' coefficients (one per term and one for the launches, 1 = as calibrated) are fitted by
 non-negative least squares on relative error, pulled gently towards 1, from any measurements of
-that kernel (the studies'); kernels without them keep the calibrated units and the family scale.
+that kernel (the studies'); kernels without them keep the calibrated units and the chapter scale.
 
 The fit (:func:`fit`) is a least-squares fit of log(predicted / measured) over measured kernels,
 with some sizes held out to report the error on data the fit has not seen. Calibrations are TOML
@@ -34,26 +34,49 @@ data files: shipped ones in ``costmodel/calibrations/``, user ones in the data d
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+import functools
+import math
+import sys
+from dataclasses import asdict, dataclass, field, fields, replace
 from importlib import resources
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
-from ..costmodel import query
+from ..costmodel.contracts import CostedKernel
+from ..costmodel.evaluate import evaluate
 from ..costmodel.physical.machine import slug
 from ..costmodel.space import Limits
-
 from .errors import CalibrationError
 from .storage import data_dir
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 FITTED = ("unit_ns", "shared_unit_ns", "l", "L", "w_eff", "launch_us", "l2_speedup")
 BOUNDS = {"unit_ns": (1e-4, 1e3), "shared_unit_ns": (1e-3, 1e3), "l": (1.0, 1e3), "L": (1.0, 1e6),
           "w_eff": (1.0, 1024.0), "launch_us": (1e-3, 100.0), "l2_speedup": (1.0, 50.0)}
 
 
+def _launches(kernel: CostedKernel, size: int, dtype: str, params: dict, case: dict | None) -> int:
+    """Launches of one run: the kernel's plan's (a shared-memory kernel's one launch is not counted)."""
+    if kernel.memory == "shared":
+        return 0
+    return _launch_count(kernel, size, dtype, tuple(sorted(kernel.check_params(params).items())),
+                         tuple(sorted((case or {}).items())))
+
+
+@functools.lru_cache(maxsize=None)      # a count per configuration: a fit asks for the same ones many times
+def _launch_count(kernel: CostedKernel, size: int, dtype: str, params: tuple, case: tuple) -> int:
+    return len(kernel.plan(size, dtype, dict(params), dict(case)).launches)
+
+
 @dataclass(frozen=True)
 class Calibration:
+    name: ClassVar[str] = "fitted"
     device: str
     unit_ns: float = 0.04          # one round of w_eff words at ~3 TB/s
     shared_unit_ns: float = 0.6    # one shared-memory round: about a cycle
@@ -66,7 +89,7 @@ class Calibration:
     # refinements beyond the seeds' model (each optional: the defaults switch them off):
     l2_bytes: float = 50e6         # a problem whose compulsory traffic fits the L2 ...
     l2_speedup: float = 1.0        # ... runs its memory rounds this much faster (intermediate passes hit the L2)
-    family_scale: dict = field(default_factory=dict)   # per kernel family: the median measured/predicted of the fit
+    chapter_scale: dict = field(default_factory=dict)  # per seeds' chapter: the median measured/predicted of the fit
     sector_bytes: float = 0.0      # > 0: a casual access moves one sector of this size, not a w-word round
     casual_write_factor: float = 1.0   # a casual write's sector is read and written (partial-sector ECC update)
     term_units: dict = field(default_factory=dict)   # per kernel: {term of the time: coefficient, "launches": ...}
@@ -92,7 +115,7 @@ class Calibration:
     def units(self, kernel, size, dtype, params, case) -> float:
         entry = kernel.cost_entry()
         values = self.values(kernel, size, dtype, params, case)
-        got = query.evaluate(entry, "time", values)
+        got = evaluate(entry, "time", values)
         if got is None:
             missing = [p for p in entry.parameters if p not in values]
             raise CalibrationError(f"{kernel.name}: the model needs {', '.join(missing) or 'valid values'}")
@@ -107,7 +130,7 @@ class Calibration:
             unit = self.unit_ns * 1e-6
             if kernel.compulsory_bytes(size, np.dtype(dtype).itemsize) <= self.l2_bytes:
                 unit /= self.l2_speedup
-            launches = kernel.launches(size, params, case)
+            launches = _launches(kernel, size, dtype, params, case)
         times = {name: float(term(values)) * unit for name, term in time_terms(kernel.cost_entry())}
         times["launches"] = launches * self.launch_us * 1e-3
         return times
@@ -119,12 +142,12 @@ class Calibration:
             times = self.term_times(kernel, size, dtype, params, case)
             return sum(coefficients.get(name, 1.0) * t for name, t in times.items())
         units = self.units(kernel, size, dtype, params, case)
-        scale = self.family_scale.get(kernel.family, 1.0)
+        scale = self.chapter_scale.get(kernel.chapter, 1.0)
         if kernel.memory == "shared":
             return scale * units * self.shared_unit_ns * 1e-6
         if kernel.compulsory_bytes(size, np.dtype(dtype).itemsize) <= self.l2_bytes:
             units /= self.l2_speedup
-        launches = kernel.launches(size, params, case)
+        launches = _launches(kernel, size, dtype, params, case)
         return scale * (units * self.unit_ns * 1e-6 + launches * self.launch_us * 1e-3)
 
     def lower_bound_ms(self, kernel, size: int, dtype: str, params: dict, case: dict | None = None) -> float:
@@ -133,7 +156,7 @@ class Calibration:
             return 0.0
         params = kernel.check_params(params)
         traffic = kernel.compulsory_bytes(size, np.dtype(dtype).itemsize) / (self.copy_GBps * 1e9) * 1e3
-        return max(traffic, kernel.launches(size, params, case or {}) * self.launch_floor_us * 1e-3)
+        return max(traffic, _launches(kernel, size, dtype, params, case) * self.launch_floor_us * 1e-3)
 
     # -- files ------------------------------------------------------------------------------------
     def to_toml(self) -> str:
@@ -165,19 +188,55 @@ def _toml(value) -> str:
     return repr(float(value)) if isinstance(value, float) else str(value)
 
 
-def parse(text: str, origin: str) -> Calibration:
-    import sys
-    toml = __import__("tomllib" if sys.version_info >= (3, 11) else "tomli")
-    try:
-        data = toml.loads(text)
-    except Exception as exc:
-        raise CalibrationError(f"calibration {origin}: not valid TOML ({exc})") from None
-    known = {f for f in Calibration.__dataclass_fields__}
+# numbers of a calibration file: each finite, and positive (or at least 0 where 0 switches a term off)
+POSITIVE = ("unit_ns", "shared_unit_ns", "l", "L", "w_eff", "launch_us", "copy_GBps", "launch_floor_us", "l2_speedup",
+            "casual_write_factor")
+NON_NEGATIVE = ("l2_bytes", "sector_bytes")
+
+
+def _number(origin: str, key: str, value, least: float, strict: bool) -> float:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) \
+        and (value > least if strict else value >= least)
+    if not ok:
+        raise CalibrationError(f"calibration {origin}: {key} must be a finite number "
+                               f"{'>' if strict else '>='} {least:g}, got {value!r}")
+    return float(value)
+
+
+def _checked(data: dict, origin: str) -> dict:
+    """The file's values, every number checked (a calibration that names its chapters' scale under
+    the earlier key ``family_scale`` is read the same)."""
+    data = dict(data)
+    if "family_scale" in data and "chapter_scale" not in data:
+        data["chapter_scale"] = data.pop("family_scale")
+    known = {f.name for f in fields(Calibration)}
     unknown = sorted(set(data) - known)
-    if unknown or "device" not in data:
-        raise CalibrationError(f"calibration {origin}: unknown keys {unknown}" if unknown
-                               else f"calibration {origin}: no device name")
-    return Calibration(**data)
+    if unknown:
+        raise CalibrationError(f"calibration {origin}: unknown keys {unknown}")
+    if not isinstance(data.get("device"), str) or not data["device"]:
+        raise CalibrationError(f"calibration {origin}: no device name")
+    for key in POSITIVE + NON_NEGATIVE:
+        if key in data:
+            data[key] = _number(origin, key, data[key], 0.0, key in POSITIVE)
+    for key in ("chapter_scale", "term_units", "fit"):
+        if not isinstance(data.get(key, {}), dict):
+            raise CalibrationError(f"calibration {origin}: {key} must be a table")
+    for chapter, scale in data.get("chapter_scale", {}).items():
+        _number(origin, f"chapter_scale.{chapter}", scale, 0.0, True)
+    for kernel, units in data.get("term_units", {}).items():
+        if not isinstance(units, dict):
+            raise CalibrationError(f"calibration {origin}: term_units.{kernel} must be a table")
+        for term, value in units.items():
+            _number(origin, f"term_units.{kernel}.{term}", value, 0.0, False)
+    return data
+
+
+def parse(text: str, origin: str) -> Calibration:
+    try:
+        data = tomllib.loads(text)
+    except Exception as exc:
+        raise CalibrationError(f"calibration {origin}: not valid TOML ({str(exc).splitlines()[0]})") from None
+    return Calibration(**_checked(data, origin))
 
 
 def shipped() -> dict[str, Calibration]:
@@ -224,11 +283,11 @@ def relative_errors(cal: Calibration, observations: list[Observation]) -> np.nda
                      for o in observations])
 
 
-def _family_scales(cal: Calibration, train: list[Observation]) -> dict:
-    """The refinement per kernel family: the median of measured / predicted over the family's fitted data."""
+def _chapter_scales(cal: Calibration, train: list[Observation]) -> dict:
+    """The refinement per seeds' chapter: the median of measured / predicted over the chapter's fitted data."""
     ratios: dict[str, list[float]] = {}
     for o in train:
-        ratios.setdefault(o.kernel.family, []).append(o.measured_ms / cal.predict_ms(o.kernel, o.size, o.dtype,
+        ratios.setdefault(o.kernel.chapter, []).append(o.measured_ms / cal.predict_ms(o.kernel, o.size, o.dtype,
                                                                                      o.params, o.case))
     return {f: float(np.median(r)) for f, r in sorted(ratios.items())}
 
@@ -260,7 +319,7 @@ def fit(observations: list[Observation], device: str, holdout=lambda o: False, c
 
     best = least_squares(residuals, x0, bounds=(lo, hi), x_scale=1.0, method="trf")
     cal = _with(base, np.exp(best.x))
-    cal = replace(cal, family_scale=_family_scales(cal, train))
+    cal = replace(cal, chapter_scale=_chapter_scales(cal, train))
     fit_err = relative_errors(cal, train)
     test_err = relative_errors(cal, test) if test else np.array([])
     return replace(cal, fit={

@@ -97,6 +97,10 @@ class FamilyProblem:
         return f"{self.family.name} (size {self.size}, {self.dtype}{case}; {len(self.members)} algorithms" \
                f"{', peers ' + self.peer if self.peers else ''})"
 
+    def spec(self) -> dict:
+        """What names this problem (``problem_of`` builds it again from this, in another process)."""
+        return {"name": self.name, "size": self.size, "dtype": self.dtype, "case": dict(self.case)}
+
     # -- configurations: {"algorithm": a, "a/k": v, ...} ------------------------------------------
     def split(self, params: dict) -> tuple[str, Problem, dict]:
         """(algorithm, its problem, its own parameters) of a family configuration."""

@@ -17,10 +17,12 @@ import re
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from importlib import resources
 from pathlib import Path
 
-from ..costmodel.errors import ParameterError
+import numpy as np
 
+from ..costmodel.errors import ParameterError
 from .errors import LookupTableError
 from .storage import data_dir
 
@@ -136,8 +138,6 @@ class LookupTable:
             rows = rows[rows["size"] == size]
         if rows.empty:
             return None
-        import numpy as np
-
         distance = np.abs(np.log(rows["size"].astype(float)) - np.log(float(size)))
         row = rows.loc[distance.idxmin()] if (rows["size"] != size).all() else \
             rows[rows["size"] == size].sort_values("median_ms").iloc[0]
@@ -155,8 +155,6 @@ def _shipped() -> LookupTable:
 
 
 def shipped_paths() -> list[Path]:
-    from importlib import resources
-
     folder = resources.files("memtune.tuner").joinpath("tables")
     return sorted(Path(str(p)) for p in folder.iterdir() if p.name.endswith(".csv")) if folder.is_dir() else []
 

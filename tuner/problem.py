@@ -73,6 +73,10 @@ class Problem:
         case = "".join(f", {k}={v}" for k, v in self.case.items())
         return f"{self.kernel.name} (size {self.size}, {self.dtype}{case})"
 
+    def spec(self) -> dict:
+        """What names this problem (``problem_of`` builds it again from this, in another process)."""
+        return {"name": self.name, "size": self.size, "dtype": self.dtype, "case": dict(self.case)}
+
     # -- what a study asks of any problem (a kernel here, a family in tuner.family) ---------------
     @property
     def name(self) -> str:

@@ -100,13 +100,13 @@ class StudyResult:
 class Study:
     """One study of one problem; :meth:`run` adds trials until the budget is reached."""
 
-    def __init__(self, problem, objective, calibration, storage=None, name=None, strategy="model", seed=None,
+    def __init__(self, problem, objective, model, storage=None, name=None, strategy="model", seed=None,
                  guide=True):
         import optuna
 
         if strategy not in STRATEGIES:
             raise TunerError(f"strategy: must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
-        self.problem, self.objective, self.calibration, self.guide = problem, objective, calibration, guide
+        self.problem, self.objective, self.model, self.guide = problem, objective, model, guide
         self.points = problem.points()
         if not self.points:
             raise TunerError(f"{problem.describe()}: no feasible configuration in its search space")
@@ -126,10 +126,10 @@ class Study:
 
     # -- the model ------------------------------------------------------------------------------
     def predict(self, params: dict) -> float:
-        return self.problem.predict_ms(self.calibration, params)
+        return self.problem.predict_ms(self.model, params)
 
     def lower_bound(self, params: dict) -> float:
-        return self.problem.lower_bound_ms(self.calibration, params)
+        return self.problem.lower_bound_ms(self.model, params)
 
     def _algorithm(self, params: dict) -> str:
         return self.problem.readable(params).get("algorithm", self.problem.name)
@@ -153,7 +153,7 @@ class Study:
         p = self.problem
         for key, value in {"kernel": p.name, "size": p.size, "dtype": p.dtype, "case": json.dumps(p.case),
                            "objective": self.objective.name, "device": self.objective.device,
-                           "calibration": self.calibration.device, "unit": "milliseconds (median)"}.items():
+                           "model": f"{self.model.name} ({self.model.device})", "unit": "milliseconds (median)"}.items():
             self.study.set_user_attr(key, value)
         for params in p.baselines():
             self.study.enqueue_trial(params, user_attrs={"queued_by": "peer: the time to beat"}, skip_if_exists=True)

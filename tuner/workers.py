@@ -26,6 +26,8 @@ from datetime import datetime
 
 import optuna
 
+from ..kernels.device import cupy
+from ..kernels.timing import Device
 from .errors import TunerError
 
 UNMARKED_S = 5.0
@@ -111,9 +113,6 @@ class MarkingSampler(optuna.samplers.BaseSampler):
 def gpu_label() -> str | None:
     """This process's GPU as a trial records it: name and PCI bus (None without one)."""
     try:
-        from ..kernels.base import cupy
-        from ..kernels.timing import Device
-
         return f"{Device.current().name} (PCI {cupy().cuda.Device().pci_bus_id})"
     except Exception:
         return None
@@ -139,19 +138,19 @@ def pin_to(gpu: str | None) -> None:
 
 
 class Workers:
-    """Workers 1 … ``count - 1`` of one study as processes beside this one (worker 0), GPUs dealt round-robin.
+    """Workers 1 … ``options.workers - 1`` of one study as processes beside this one (worker 0), GPUs dealt
+    round-robin.
 
     Worker 0 runs its share in place (pinned with :func:`pin_to` to the first GPU), so the study pays
-    one start-up, not two. ``problem`` names the problem (name, size, dtype, case); ``options`` are
-    :func:`tuner.tune`'s keyword arguments; worker ``i`` gets ``seed + i`` so that the samplers do not
-    propose in step.
+    one start-up, not two. Each helper runs ``target(spec, options, index, gpu)`` in a fresh interpreter
+    (``spec`` names the problem: name, size, dtype, case).
     """
 
-    def __init__(self, problem: dict, options: dict, count: int, gpus: list[str]):
+    def __init__(self, target, spec: dict, options, gpus: list[str]):
         context = multiprocessing.get_context("spawn")     # a fresh interpreter: no CUDA context inherited
-        self.procs = [context.Process(target=_worker, name=f"memtune-worker-{i}",
-                                      args=(problem, options, i, gpus[i % len(gpus)] if gpus else None))
-                      for i in range(1, count)]
+        self.procs = [context.Process(target=target, name=f"memtune-worker-{i}",
+                                      args=(spec, options, i, gpus[i % len(gpus)] if gpus else None))
+                      for i in range(1, options.workers)]
         for p in self.procs:
             p.start()
 
@@ -162,18 +161,3 @@ class Workers:
         if failed:
             raise TunerError(f"workers: {', '.join(failed)}; the study keeps every trial they finished: "
                              "run the same command again to resume it")
-
-
-def _worker(problem: dict, options: dict, index: int, gpu: str | None) -> None:
-    pin_to(gpu)
-    from .errors import MemtuneError
-    from .family import problem_of
-    from .tune import tune
-
-    seed = options.get("seed")
-    try:
-        tune(problem_of(problem["name"], problem["size"], problem["dtype"], **problem["case"]),
-             **{**options, "seed": None if seed is None else seed + index}, record=False)
-    except MemtuneError as exc:
-        sys.stderr.write(f"memtune worker {index}: {exc}\n")
-        raise SystemExit(2) from None

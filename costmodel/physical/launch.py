@@ -1,9 +1,11 @@
 """The time of kernel launches on a measured machine: the seeds' HMM with physical units.
 
-A kernel's *plan* (:class:`Plan`) lists its launches for one configuration: grid and block, the
-bytes each array moves, the dependent global rounds a block waits out, its shared-memory wavefronts
-(bank-conflict stages, from the DMM simulator where the pattern is irregular), its arithmetic and
-the serial look-back hops. The machine file supplies the rest. Per launch:
+A kernel's *plan* (:class:`Plan`) lists its launches for one configuration. A launch is the call
+itself (function, grid, block, dynamic shared memory, the arguments by array name and scalar value;
+``memtune.kernels.executor`` runs exactly these) and what it costs: the bytes each array moves, the
+dependent global rounds a block waits out, its shared-memory wavefronts (bank-conflict stages, from
+the DMM simulator where the pattern is irregular), its arithmetic and the serial look-back hops. The
+machine file supplies the rest. Per launch:
 
 * occupancy ``b``: resident blocks per SM from the threads, the compiled registers (allocated per
   warp in units of 256) and the shared memory (plus the runtime's reserved bytes) of one block;
@@ -46,12 +48,49 @@ class Access:
     cached: bool = False         # re-reads that the blocks running together share through the L2
 
 
+# -- a launch's arguments: what the executor passes, by name and value -----------------------------
+@dataclass(frozen=True)
+class Array:
+    """A device array of the inputs, by name; ``length`` elements of it from ``offset`` where given."""
+
+    name: str
+    offset: int = 0
+    length: int | None = None
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A value passed by value, as the C type the kernel declares (a numpy dtype name: int32, int64, ...)."""
+
+    value: int | float
+    ctype: str
+
+
+@dataclass(frozen=True)
+class HostValue:
+    """A scalar the run reads from the inputs at launch time (the look-back epoch, a mapping's shift words)."""
+
+    name: str
+    ctype: str
+
+
+Argument = Array | Scalar | HostValue
+
+
 @dataclass(frozen=True)
 class Launch:
+    """One launch of a run: the call itself and what the physical model needs to time it.
+
+    ``source`` names the ``.cu`` file that defines ``function``; a launch without one is a library
+    operation of the executor (a device copy, a fill, the next look-back epoch, CuPy's own operations).
+    ``block`` is the block's shape (an int is one dimension); the grid is one-dimensional.
+    """
+
     function: str
     grid: int
-    threads: int
+    block: int | tuple[int, ...]
     dynamic_shared: int = 0
+    args: tuple = ()                 # Array, Scalar, HostValue: the call's arguments in order
     accesses: tuple[Access, ...] = ()
     rounds: float = 1.0              # dependent global rounds of one block over its life
     shared_wavefronts: float = 0.0   # per block: passes through the SM's L1/shared data path (bank-conflict
@@ -61,19 +100,39 @@ class Launch:
     chain: float = 0.0               # serial one-way flag hops on the critical path
     atomics: float = 0.0             # atomics per block on one shared address (a ticket): serialised
     fp64: bool = False
-    host: bool = True                # launched from Python (False: a library call inside one launch)
-    arguments: tuple[int, int] = (0, 0)   # (arrays, scalars) the host passes: each costs host time
     source: str = ""                 # the .cu file of ``function`` (the probe reads its resources)
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """The block as (x, y, z)."""
+        dims = (self.block,) if isinstance(self.block, int) else tuple(self.block)
+        return tuple(dims) + (1,) * (3 - len(dims))
+
+    @property
+    def threads(self) -> int:
+        x, y, z = self.shape
+        return x * y * z
 
     @property
     def warps(self) -> int:
         return -(-self.threads // 32)
+
+    @property
+    def library(self) -> bool:
+        return not self.source
+
+    @property
+    def arguments(self) -> tuple[int, int]:
+        """(arrays, scalars) the host passes: each costs host time."""
+        arrays = sum(isinstance(a, Array) for a in self.args)
+        return arrays, len(self.args) - arrays
 
 
 @dataclass(frozen=True)
 class Plan:
     arrays: dict                     # array -> bytes
     launches: tuple[Launch, ...]
+    output: str = "out"              # the array that holds the run's result
     notes: str = ""
 
 
@@ -220,7 +279,7 @@ def run_time_ns(plan: Plan, machine, times: list[LaunchTime] | None = None, hold
     first ``hold_ns`` of launching overlap the hold that the timing puts before the run."""
     times = times if times is not None else plan_times(plan, machine)
     device = sum(t.total_ns + machine["launch_gap"] * 1e3 for t in times)
-    host = sum(host_ns(t.launch, machine) for t in times if t.launch.host) - hold_ns
+    host = sum(host_ns(t.launch, machine) for t in times) - hold_ns
     return max(device, host)
 
 

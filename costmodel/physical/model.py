@@ -1,9 +1,9 @@
 """The physical model's front: predict a kernel configuration's time from its plan and a machine file.
 
-Global-memory kernels give a :class:`~costmodel.physical.launch.Plan` (``kernel.launch_plan``);
-shared-memory (DMM) kernels, which run inside one block, are costed by the seeds' DMM time with
-the measured bank count as w and the measured shared latency (cycles) as l, one time unit being
-one cycle of the measured clock. No coefficient is fitted: the machine file is the only device input.
+Global-memory kernels give a :class:`~memtune.costmodel.physical.launch.Plan` (``kernel.plan``: the
+launches that run); shared-memory (DMM) kernels, which run inside one block, are costed by the
+seeds' DMM time with the measured bank count as w and the measured shared latency (cycles) as l,
+one time unit being one cycle of the measured clock. No coefficient is fitted: the machine file is the only device input.
 """
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import query
+from ..contracts import CostedKernel
+from ..evaluate import evaluate
 from ..space import Limits
 from ..machines import DMM
 from ..simulator import simulate
@@ -37,15 +38,15 @@ class PhysicalModel:
         self.machine = machine
         self.device = machine.device
 
-    def predict(self, kernel, size: int, dtype: str, params: dict, case: dict | None = None) -> Prediction:
+    def predict(self, kernel: CostedKernel, size: int, dtype: str, params: dict, case: dict | None = None) -> Prediction:
         params, case = kernel.check_params(params), case or {}
         if kernel.memory == "shared":
             return Prediction(self._dmm_ms(kernel, size, params, case), (), "shared memory (DMM stages)")
-        plan = kernel.launch_plan(size, dtype, params, {**kernel.default_case, **case})
+        plan = kernel.plan(size, dtype, params, case)
         times = L.plan_times(plan, self.machine)
         total = L.run_time_ns(plan, self.machine, times)
         device = sum(t.total_ns for t in times)
-        if total > device + 1e-9 and sum(t.launch.host for t in times) > 1:
+        if total > device + 1e-9 and len(times) > 1:
             limit = "host launch overhead"
         elif len(times) > 1 and len(times) * self.machine["launch_gap"] * 1e3 > 0.5 * total:
             limit = "launch gaps"
@@ -53,17 +54,17 @@ class PhysicalModel:
             limit = max(times, key=lambda t: t.total_ns).limit
         return Prediction(total * 1e-6, tuple(times), limit)
 
-    def predict_ms(self, kernel, size: int, dtype: str, params: dict, case: dict | None = None) -> float:
+    def predict_ms(self, kernel: CostedKernel, size: int, dtype: str, params: dict, case: dict | None = None) -> float:
         return self.predict(kernel, size, dtype, params, case).ms
 
-    def lower_bound_ms(self, kernel, size: int, dtype: str, params: dict, case: dict | None = None) -> float:
+    def lower_bound_ms(self, kernel: CostedKernel, size: int, dtype: str, params: dict,
+                       case: dict | None = None) -> float:
         """No configuration runs faster: the compulsory bytes at the fastest DRAM bandwidth measured (a
         read-only kernel such as a sum streams faster than a copy), plus the measured device gap between
         each two of the plan's launches (a dependent launch cannot start sooner)."""
         if kernel.memory == "shared":
             return 0.0
-        params, case = kernel.check_params(params), {**kernel.default_case, **(case or {})}
-        launches = len(kernel.launch_plan(size, dtype, params, case).launches)
+        launches = len(kernel.plan(size, dtype, params, case).launches)
         fastest = max(self.machine["copy_bandwidth"], self.machine["dram_read_bandwidth"])
         traffic = kernel.compulsory_bytes(size, np.dtype(dtype).itemsize) / fastest * 1e-6
         return traffic + (launches - 1) * self.machine["launch_gap"] * 1e-3
@@ -72,7 +73,7 @@ class PhysicalModel:
         entry = kernel.cost_entry()
         values = dict(kernel.model_values(size, params, case, Limits(w=int(self.machine["banks"]))))
         values.update(w=int(self.machine["banks"]), l=self.machine["shared_latency"])
-        got = query.evaluate(entry, "time", {k: v for k, v in values.items() if k in entry.parameters})
+        got = evaluate(entry, "time", {k: v for k, v in values.items() if k in entry.parameters})
         if got is None:
             return math.nan
         return float(got) / self.machine["clock"] * 1e-6

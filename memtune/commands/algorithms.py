@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..costmodel import algorithm as registry
+from ..costmodel import registry
 
 from .common import add_json_flag, print_json
 

@@ -50,6 +50,40 @@ def problem_from(args):
     return tuner.problem_of(args.name, args.n, args.dtype, **parse_case(args.case))
 
 
+def add_option_flags(parser: argparse.ArgumentParser) -> None:
+    """One flag per setting of :class:`memtune.tuner.options.TuneOptions`, with its help and default."""
+    from ..tuner.options import flags
+
+    for name, default, text, choices, cap in flags():
+        kind = (lambda value, cap=cap: bounded(value, cap)) if cap else (integer if isinstance(default, int) or name == "seed" else str)
+        shown = f" (default: {default})" if default is not None else ""
+        parser.add_argument(f"--{name}", type=kind, default=default, choices=choices or None,
+                            metavar=None if choices else name.upper(), help=text + shown)
+
+
+def options_from(args):
+    """The tune settings the flags of :func:`add_option_flags` hold."""
+    from ..tuner.options import TuneOptions, flags
+
+    return TuneOptions(**{name: getattr(args, name) for name, *_ in flags()})
+
+
+def integer(text: str) -> int:
+    """argparse type: an integer."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+
+
+def bounded(text: str, cap: int) -> int:
+    """argparse type: an integer from 1 to ``cap``."""
+    value = integer(text)
+    if not 1 <= value <= cap:
+        raise argparse.ArgumentTypeError(f"must be an integer from 1 to {cap}, got {value}")
+    return value
+
+
 def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
 

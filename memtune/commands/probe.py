@@ -16,7 +16,7 @@ def add_arguments(parser):
 
 def run(args) -> int:
     from ..kernels import probe
-    from ..kernels.base import cupy
+    from ..kernels.device import cupy
 
     cupy()                                   # one clear line without a GPU
     from .. import tuner

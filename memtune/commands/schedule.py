@@ -30,7 +30,7 @@ def add_arguments(parser):
 
 
 def _gpu_module():
-    from ..kernels.base import cupy
+    from ..kernels.device import cupy
     from ..kernels.errors import GPUUnavailableError
 
     try:

@@ -1,7 +1,7 @@
 """``memtune tune``: a model-guided Optuna study of one kernel at one size, then its best in the lookup table."""
 from __future__ import annotations
 
-from .common import add_json_flag, add_problem_arguments, positive, print_json, problem_from
+from .common import add_json_flag, add_option_flags, add_problem_arguments, options_from, print_json, problem_from
 
 NAME = "tune"
 HELP = ("tune a family (the algorithm and its parameters) or one kernel's parameters (block size, d, p, m, r, ...) "
@@ -10,21 +10,8 @@ HELP = ("tune a family (the algorithm and its parameters) or one kernel's parame
 
 def add_arguments(parser):
     add_problem_arguments(parser)
-    parser.add_argument("--objective", default="auto", choices=("auto", "measure", "model", "replay"),
-                        help="auto (default): measure on a GPU, the physical model without one")
-    parser.add_argument("--trials", type=positive, default=30, help="configurations to run (default 30)")
-    parser.add_argument("--strategy", default="model", help="model (default), tpe or random")
-    parser.add_argument("--storage", default=None, help="SQLAlchemy URL (default: SQLite in the data directory)")
-    parser.add_argument("--study", default=None, help="study name (default: kernel, size, dtype, objective, device)")
-    parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--grid", default=None, help="recorded grid CSV for --objective replay")
-    parser.add_argument("--table", default=None, help="lookup table to update (default: in the data directory)")
-    parser.add_argument("--calibration", default=None, help="fitted calibration TOML, an optional refinement (default: the physical model on the machine file)")
-    parser.add_argument("--repeats", type=positive, default=20, help="timed repeats per configuration")
-    parser.add_argument("--workers", type=positive, default=1,
-                        help="processes sharing the study, one per GPU of this host (default 1; needs a file or server --storage, "
-                             "the default SQLite is one)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_option_flags(parser)
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar (none is shown off a terminal)")
     add_json_flag(parser)
 
 
@@ -33,13 +20,9 @@ def run(args) -> int:
 
     from .. import tuner
 
-    problem = problem_from(args)
-    result = tuner.tune(problem, objective=args.objective, trials=args.trials, storage=args.storage,
-                        study=args.study, strategy=args.strategy, seed=args.seed,
-                        progress=not (args.no_progress or args.json) and sys.stderr.isatty(),
-                        grid=args.grid, table=args.table, calibration=args.calibration, repeats=args.repeats,
-                        workers=args.workers)
-    if args.objective == "auto" and result.objective == "model":
+    options = options_from(args).with_settings(progress=not (args.no_progress or args.json) and sys.stderr.isatty())
+    result = tuner.tune(problem_from(args), options)
+    if options.objective == "auto" and result.objective == "model":
         sys.stderr.write("memtune tune: no GPU here (CuPy cannot run): the study ran on the physical model (machine file of the H100); "
                          "on a GPU the same command measures\n")
     if args.json:

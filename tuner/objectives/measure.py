@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import kernels
 from ...kernels import KernelLaunchError
-from ...kernels.base import cupy
-
+from ...kernels.device import compilations, cupy
+from ...kernels.timing import Device, hold_gpu, measure
 from ..errors import TrialFailed, TunerError
 from .base import Objective, Outcome
 
@@ -22,8 +23,6 @@ class MeasureObjective(Objective):
     name = "measure"
 
     def __init__(self, problem, repeats: int = 20, time_limit_ms: float = 2000.0, verify: bool = True, seed: int = 0):
-        from ...kernels.timing import Device
-
         self.problem, self.repeats, self.limit, self.verify = problem, repeats, time_limit_ms, verify
         self.device = Device.current().name
         try:
@@ -50,8 +49,6 @@ class MeasureObjective(Objective):
 
     def _timed_run(self, params):
         cp = cupy()
-        from ...kernels.timing import hold_gpu
-
         start, stop = cp.cuda.Event(), cp.cuda.Event()
         hold_gpu()
         start.record()
@@ -63,8 +60,6 @@ class MeasureObjective(Objective):
     def _first_run(self, params):
         """One run under the time limit; a first run over it is repeated once if it compiled a kernel (a slow
         configuration is not run twice: at d = 1 one run can take seconds)."""
-        from ...kernels.base import compilations
-
         before = compilations()
         out, elapsed = self._timed_run(params)
         if elapsed > self.limit and compilations() > before:
@@ -74,8 +69,6 @@ class MeasureObjective(Objective):
         return out
 
     def __call__(self, params):
-        from ...kernels.timing import measure
-
         kernel = self.problem.kernel
         try:
             out = self._first_run(params)
@@ -92,9 +85,6 @@ class MeasureObjective(Objective):
 
     def peer_ms(self):
         if self._peer is None and self.problem.peer:
-            from ... import kernels
-            from ...kernels.timing import measure
-
             peer = kernels.get(self.problem.peer)
             try:
                 inputs = self._peer_inputs(peer)

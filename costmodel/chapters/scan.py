@@ -3,9 +3,11 @@ import numpy as np
 import sympy
 
 from .. import bounds
-from ..algorithm import Algorithm, Rounds, register
+from ..algorithm import Algorithm, Entries, Rounds
 from ..symbols import symbols
 from .memory_access import contiguous_time
+
+ENTRIES = Entries()   # this chapter's registry entries, in the order they are defined
 
 n, w, l, p = symbols("n", "w", "l", "p")
 log2n = sympy.log(n, 2)
@@ -14,7 +16,7 @@ DOMAIN = (w <= p, p <= n)
 
 def _scan(name, reads, writes, time, source, description, optimal, notes=""):
     """One DMM/UMM entry: the same contiguous accesses are conflict-free (DMM) and coalesced (UMM)."""
-    register(Algorithm(
+    ENTRIES.add(Algorithm(
         name=name, model="DMM, UMM", parameters=("n", "p", "w", "l"),
         rounds=Rounds(shared_conflict_free_read=reads, shared_conflict_free_write=writes,
                       global_coalesced_read=reads, global_coalesced_write=writes),

@@ -22,8 +22,10 @@ Departures from the printed text (CATALOGUE §8):
 import sympy
 
 from .. import bounds
-from ..algorithm import Algorithm, Rounds, register
+from ..algorithm import Algorithm, Entries, Rounds
 from ..symbols import symbols
+
+ENTRIES = Entries()   # this chapter's registry entries, in the order they are defined
 
 n, nbar, w, L, r, depth, R = symbols("n", "nbar", "w", "L", "r", "depth", "R")
 BOUND = bounds.permutation_bound(source="000 ch. 6: every element read and written once")
@@ -37,7 +39,7 @@ def access_cost(coalesced, stride, barriers):
 
 def _sat(name, rounds, coalesced, stride, barriers, description, source, claims, chain=0, **extra):
     """A SAT entry; ``chain`` adds dependent global round trips that no barrier separates."""
-    register(Algorithm(
+    ENTRIES.add(Algorithm(
         name=name, model="async HMM", parameters=("n", "nbar", "w", "L") + extra.pop("more", ()),
         rounds=rounds, time=access_cost(coalesced, stride, barriers) + chain * (L - 1), limitations=BOUND,
         source=source, description=description, claims=claims, domain=DOMAIN + extra.pop("domain", ()), **extra))

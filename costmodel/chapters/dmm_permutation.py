@@ -7,8 +7,10 @@ cost (sum of the congestions of the rounds) times n/w, plus the latencies:
 "total cost × 50 ns ≈ time" on the GTX-680 is this with n/w = 32 warps.
 """
 from .. import bounds
-from ..algorithm import Algorithm, Rounds, register
+from ..algorithm import Algorithm, Entries, Rounds
 from ..symbols import symbols
+
+ENTRIES = Entries()   # this chapter's registry entries, in the order they are defined
 
 n, w, l, c = symbols("n", "w", "l", "c")
 BOUND = (bounds.bandwidth(source="000 §4.1"), bounds.access_latency(source="000 §4.1"))
@@ -20,7 +22,7 @@ def rounds_time(conflict_free: int, congested: int = 0):
 
 
 def _conflict_free(name, reads, source, description):
-    register(Algorithm(
+    ENTRIES.add(Algorithm(
         name=name, model="DMM", parameters=("n", "w", "l"),
         rounds=Rounds(shared_conflict_free_read=reads, shared_conflict_free_write=1),
         time=rounds_time(reads + 1), limitations=BOUND, source=source, description=description,
@@ -36,7 +38,7 @@ for name, label, rounds in (
     ("dmm_permutation_s_designated", "b[i] = a[q[i]], q = P^-1: casual reads of a, conflict-free q and b",
      Rounds(shared_conflict_free_read=1, shared_conflicting_read=1, shared_conflict_free_write=1)),
 ):
-    register(Algorithm(
+    ENTRIES.add(Algorithm(
         name=name,
         model="DMM",
         parameters=("n", "w", "l", "c"),

@@ -6,8 +6,10 @@ distribution D takes D + L − 1 (Lemma 5.1.1, §5.2). Every time below is the
 sum over its rounds, which is how the test checks Table 5.1's last column.
 """
 from .. import bounds
-from ..algorithm import Algorithm, Rounds, register
+from ..algorithm import Algorithm, Entries, Rounds
 from ..symbols import symbols
+
+ENTRIES = Entries()   # this chapter's registry entries, in the order they are defined
 
 n, w, L, k, Dw = symbols("n", "w", "L", "k", "Dw")
 BOUND = bounds.permutation_bound()
@@ -23,7 +25,7 @@ def time_from_rounds(rounds: Rounds, casual_stages=Dw):
 
 
 def _entry(name, rounds, description, optimal, **extra):
-    register(Algorithm(
+    ENTRIES.add(Algorithm(
         name=name, model="HMM", parameters=("n", "w", "L") + extra.pop("more", ()),
         rounds=rounds, time=time_from_rounds(rounds), limitations=BOUND,
         source=extra.pop("source", "000 §5, Table 5.1"), description=description,
@@ -60,7 +62,7 @@ for name, time, description in (
     ("hmm_permutation_any_kdmm", 16 * n / w + 16 * n / (k * w) + 16 * L - 16,
      "any permutation with k DMMs (003, IEICE E97-D)"),
 ):
-    register(Algorithm(
+    ENTRIES.add(Algorithm(
         name=name, model="HMM", parameters=("n", "w", "L", "k"), rounds=Rounds(), time=time,
         limitations=BOUND, source="003 (abstract of IEICE Trans. E97-D(12))", description=description,
         claims={}, domain=(w <= n, k >= 1),

@@ -2,8 +2,10 @@
 import sympy
 
 from .. import bounds
-from ..algorithm import Algorithm, Rounds, register
+from ..algorithm import Algorithm, Entries, Rounds
 from ..symbols import symbols
+
+ENTRIES = Entries()   # this chapter's registry entries, in the order they are defined
 
 n, w, l, p = symbols("n", "w", "l", "p")
 
@@ -15,7 +17,7 @@ def contiguous_time(n_, p_, w_, l_):
     return n_ // w_ + l_ - 1
 
 
-register(Algorithm(
+ENTRIES.add(Algorithm(
     name="contiguous_access",
     model="DMM, UMM",
     parameters=("n", "p", "w", "l"),

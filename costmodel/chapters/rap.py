@@ -9,8 +9,10 @@ the random mappings they are the expected maximum load, Õ(log w / log log w)
 import sympy
 
 from .. import bounds
-from ..algorithm import Algorithm, Limitation, Rounds, register
+from ..algorithm import Algorithm, Entries, Limitation, Rounds
 from ..symbols import symbols
+
+ENTRIES = Entries()   # this chapter's registry entries, in the order they are defined
 
 w, l = symbols("w", "l")
 RANDOM = sympy.log(w) / sympy.log(sympy.log(w))     # Õ(log w / log log w), unit constant
@@ -31,7 +33,7 @@ for name, (read, write) in PATTERNS.items():
         cr, cw = congestion[read], congestion[write]
         exact = not (cr.has(sympy.log) if isinstance(cr, sympy.Expr) else False) and \
             not (cw.has(sympy.log) if isinstance(cw, sympy.Expr) else False)
-        register(Algorithm(
+        ENTRIES.add(Algorithm(
             name=name, model="DMM", parameters=("w", "l"),
             rounds=Rounds(**{("shared_conflict_free_read" if cr == 1 else "shared_conflicting_read"): 1,
                              ("shared_conflict_free_write" if cw == 1 else "shared_conflicting_write"): 1}),

@@ -5,15 +5,17 @@ so that n keeps meaning "number of elements" across the registry.
 All four entries are O(·) results, written with unit constants.
 """
 from .. import bounds
-from ..algorithm import Algorithm, Limitation, Rounds, register
+from ..algorithm import Algorithm, Entries, Limitation, Rounds
 from ..symbols import symbols
+
+ENTRIES = Entries()   # this chapter's registry entries, in the order they are defined
 
 nbar, w, l, L, p, d, m, v = symbols("nbar", "w", "l", "L", "p", "d", "m", "v")
 pixels = nbar ** 2
 taps = pixels * v ** 2
 products = nbar ** 3
 
-register(Algorithm(
+ENTRIES.add(Algorithm(
     name="conv_dmm", model="DMM", parameters=("nbar", "v", "w", "l", "p"),
     rounds=Rounds(shared_conflict_free_read=2 * (2 * v + 1) ** 2, shared_conflict_free_write=(2 * v + 1) ** 2),
     time=taps / w + taps * l / p,
@@ -23,7 +25,7 @@ register(Algorithm(
     domain=(w <= p,),
 ))
 
-register(Algorithm(
+ENTRIES.add(Algorithm(
     name="conv_hmm", model="HMM", parameters=("nbar", "v", "w", "l", "L", "p", "d"),
     rounds=Rounds(global_coalesced_read=(1 + 2 * v / w) ** 2, global_coalesced_write=1,
                   shared_conflict_free_read=2 * (2 * v + 1) ** 2, shared_conflict_free_write=(2 * v + 1) ** 2 + 1),
@@ -35,7 +37,7 @@ register(Algorithm(
     claims={"optimal": True}, domain=(w <= p, v <= w),
 ))
 
-register(Algorithm(
+ENTRIES.add(Algorithm(
     name="matmul_dmm", model="DMM", parameters=("nbar", "w", "l", "p"),
     rounds=Rounds(shared_conflict_free_read=2 * nbar, shared_conflict_free_write=nbar),
     time=products / w + products * l / p,
@@ -46,7 +48,7 @@ register(Algorithm(
     domain=(w <= p,),
 ))
 
-register(Algorithm(
+ENTRIES.add(Algorithm(
     name="matmul_hmm", model="HMM", parameters=("nbar", "m", "w", "l", "L", "p", "d"),
     rounds=Rounds(global_coalesced_read=2 * nbar / m, global_coalesced_write=1,
                   shared_conflict_free_read=2 * nbar, shared_conflict_free_write=2 * nbar / m),

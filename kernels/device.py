@@ -1,0 +1,78 @@
+"""CuPy and the compiled kernels: the one place that imports CuPy and compiles the ``.cu`` sources.
+
+CUDA sources are ``.cu`` files beside this module, compiled on first use through CuPy's RawModule;
+nothing here imports CuPy until a kernel runs, so the package imports without CuPy or a GPU.
+"""
+from __future__ import annotations
+
+import functools
+from importlib import resources
+
+from .errors import GPUUnavailableError, KernelLaunchError
+
+PACKAGE = "memtune.kernels"
+
+
+def cupy():
+    """Import CuPy and check for a device, or raise one clear error."""
+    try:
+        import cupy as cp
+    except Exception as exc:  # ImportError, or CUDA libraries missing
+        raise GPUUnavailableError(
+            f"kernels need CuPy and a CUDA GPU: CuPy cannot be imported ({type(exc).__name__}: {exc}); "
+            "install memtune[gpu] (CUDA 12) or cupy-cuda13x (CUDA 13)") from None
+    try:
+        if cp.cuda.runtime.getDeviceCount() < 1:
+            raise GPUUnavailableError("kernels need a CUDA GPU: no device found")
+    except cp.cuda.runtime.CUDARuntimeError as exc:
+        raise GPUUnavailableError(f"kernels need a CUDA GPU: {exc}") from None
+    return cp
+
+
+@functools.lru_cache(maxsize=None)
+def source(filename: str) -> str:
+    return resources.files(PACKAGE).joinpath(filename).read_text(encoding="utf-8")
+
+
+def compiles_per_kernel(filename: str) -> bool:
+    """Whether ``filename`` is compiled one kernel at a time (it includes select.cuh)."""
+    return "MEMTUNE_WANTS" in source(filename)
+
+
+@functools.lru_cache(maxsize=None)
+def module(filename: str, options: tuple[str, ...] = ()):
+    """The compiled RawModule of ``kernels/<filename>`` (compiled once per process and options)."""
+    cp = cupy()
+    folder = resources.files(PACKAGE)
+    try:   # -I: the .cu files share headers (lookback.cuh) that sit beside them
+        mod = cp.RawModule(code=source(filename), options=("-std=c++17", f"-I{folder}") + options)
+        mod.compile()
+    except Exception as exc:
+        raise KernelLaunchError(f"{filename}: compilation failed: {str(exc).splitlines()[0]}") from None
+    return mod
+
+
+def compilations() -> int:
+    """How many modules this process has compiled (or loaded from CuPy's disk cache) so far."""
+    return module.cache_info().misses
+
+
+def function(filename: str, name: str):
+    """Kernel ``name`` of ``kernels/<filename>``; a file that includes select.cuh compiles only that kernel."""
+    options = (f"-DMEMTUNE_ONLY={name}",) if compiles_per_kernel(filename) else ()
+    try:
+        return module(filename, options).get_function(name)
+    except KernelLaunchError:
+        raise
+    except Exception as exc:
+        raise KernelLaunchError(f"{filename}: no kernel {name!r} ({exc})") from None
+
+
+def launch(fn, grid, block, args, shared_mem: int = 0) -> None:
+    """Launch and surface launch errors as KernelLaunchError (the message names the kernel)."""
+    try:
+        if shared_mem > 48 * 1024:
+            fn.max_dynamic_shared_size_bytes = shared_mem
+        fn(grid, block, args, shared_mem=shared_mem)
+    except Exception as exc:
+        raise KernelLaunchError(f"{getattr(fn, 'name', fn)}: launch failed: {exc}") from None
