@@ -1,24 +1,23 @@
-"""memtune.costmodel — memory machine models, the exact access simulator, and
-(from later layers) symbolic costs of the seeds' algorithms."""
-from .errors import (InputFileError, MemtuneError, ParameterError,
-                     PresetNotFoundError, TraceError)
-from .machines import DMM, HMM, UMM, AsyncHMM, MemoryMachine
-from .presets import Preset, all_presets, load_preset, preset_names
-from .simulator import (NO_REQUEST, SimulationResult, address_groups,
-                        bank_congestion, contiguous_trace, simulate)
-from .symbols import symbol, symbols
-from .algorithm import Algorithm, Limitation, Rounds, UnknownAlgorithmError
-from .registry import get as get_algorithm, names as algorithm_names
-from .conditions import CONDITIONS, Condition
-from .optimality import Verdict, check_optimality
-from .query import best_r, compare, cost, crossover
+"""memtune.costmodel — memory machine models, the exact access simulator, symbolic costs of the seeds'
+algorithms with their lower bounds and optimality, and the physical model of a measured machine.
 
-__all__ = [
-    "MemtuneError", "ParameterError", "TraceError", "PresetNotFoundError", "InputFileError",
-    "MemoryMachine", "DMM", "UMM", "HMM", "AsyncHMM",
-    "Preset", "load_preset", "preset_names", "all_presets",
-    "simulate", "SimulationResult", "bank_congestion", "address_groups", "contiguous_trace",
-    "NO_REQUEST", "symbol", "symbols",
-    "Algorithm", "Rounds", "Limitation", "UnknownAlgorithmError", "get_algorithm", "algorithm_names",
-    "Condition", "CONDITIONS", "Verdict", "check_optimality", "cost", "compare", "crossover", "best_r",
-]
+Names are imported when first used (:mod:`.lazy`): sympy loads with the first symbolic query.
+"""
+from .lazy import exports
+
+_EXPORTS = {
+    **{name: ".errors" for name in ("MemtuneError", "ParameterError", "TraceError", "PresetNotFoundError",
+                                    "InputFileError")},
+    **{name: ".machines" for name in ("MemoryMachine", "DMM", "UMM", "HMM", "AsyncHMM")},
+    **{name: ".presets" for name in ("Preset", "load_preset", "preset_names", "all_presets")},
+    **{name: ".simulator" for name in ("simulate", "SimulationResult", "bank_congestion", "address_groups",
+                                       "contiguous_trace", "NO_REQUEST")},
+    **{name: ".symbol_table" for name in ("symbol", "symbols")},
+    **{name: ".algorithm" for name in ("Algorithm", "Rounds", "Limitation", "UnknownAlgorithmError")},
+    "get_algorithm": ".registry:get", "algorithm_names": ".registry:names",
+    **{name: ".conditions" for name in ("Condition", "CONDITIONS")},
+    **{name: ".optimality" for name in ("Verdict", "check_optimality")},
+    **{name: ".query" for name in ("cost", "compare", "crossover", "best_r")},
+}
+__getattr__, __dir__ = exports(__name__, _EXPORTS)
+__all__ = list(_EXPORTS)

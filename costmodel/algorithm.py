@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, fields
 import sympy
 
 from .errors import MemtuneError
-from .symbols import symbol
+from .symbol_table import symbol
 
 ZERO = sympy.Integer(0)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sympy
 
 from .algorithm import Limitation
-from .symbols import symbols
+from .symbol_table import symbols
 
 n, nbar, w, l, L, p, d, m, v = symbols("n", "nbar", "w", "l", "L", "p", "d", "m", "v")
 log2 = lambda x: sympy.log(x, 2)  # noqa: E731

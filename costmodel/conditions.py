@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import sympy
 
 from .errors import ParameterError
-from .symbols import symbol, symbols
+from .symbol_table import symbol, symbols
 
 w, l, L, p, d, v, m = symbols("w", "l", "L", "p", "d", "v", "m")
 

@@ -9,11 +9,12 @@ configuration can beat.
 """
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from .algorithm import Algorithm
-from .physical.launch import Plan
-from .space import Limits
+if TYPE_CHECKING:      # the contracts name these types; importing them would load sympy for no run
+    from .algorithm import Algorithm
+    from .physical.launch import Plan
+    from .space import Limits
 
 
 @runtime_checkable

@@ -14,7 +14,7 @@ import sympy
 
 from . import registry
 from .algorithm import Algorithm
-from .symbols import symbol
+from .symbol_table import symbol
 
 # typical H100-scale values, where a verdict or a dominant limitation needs a point
 TYPICAL = {"n": 1 << 24, "nbar": 4096, "w": 32, "l": 30, "L": 600, "p": 1024, "d": 132, "m": 64, "R": 32,

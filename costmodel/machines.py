@@ -17,10 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import ClassVar
 
-import sympy
-
-from .symbols import symbol
-from .validation import optional_positive_int, positive_int
+from .validation import MAX_MACHINE, MAX_WIDTH, positive_int
 
 
 @dataclass(frozen=True)
@@ -32,19 +29,25 @@ class MemoryMachine:
     def __post_init__(self):
         for f in fields(self):
             value = getattr(self, f.name)
-            checked = optional_positive_int(f.name, value) if f.default is None else positive_int(f.name, value)
-            object.__setattr__(self, f.name, checked)
+            cap = MAX_WIDTH if f.name == "w" else MAX_MACHINE
+            if value is None and f.default is None:
+                continue
+            object.__setattr__(self, f.name, positive_int(f.name, value, at_most=cap))
 
     def parameters(self) -> dict[str, int | None]:
         """Parameter name → value, in the order of the model's definition."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
-    def symbols(self) -> dict[str, sympy.Symbol]:
+    def symbols(self) -> dict:
         """Parameter name → the shared sympy symbol for it."""
+        from .symbol_table import symbol     # sympy loads with the first symbolic use: simulating needs none
+
         return {name: symbol(name) for name in self.parameters()}
 
-    def values(self) -> dict[sympy.Symbol, int]:
+    def values(self) -> dict:
         """Substitution map {symbol: value} for the parameters that are set."""
+        from .symbol_table import symbol
+
         return {symbol(k): v for k, v in self.parameters().items() if v is not None}
 
     def describe(self) -> str:

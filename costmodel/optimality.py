@@ -34,7 +34,7 @@ import sympy
 from . import registry
 from .algorithm import Algorithm
 from .evaluate import TYPICAL, dominant
-from .symbols import symbol
+from .symbol_table import symbol
 
 FIXED = ("r", "depth")
 SAMPLE = {"r": 0.25, "depth": 1}

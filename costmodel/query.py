@@ -12,7 +12,8 @@ from . import optimality, registry
 from .algorithm import Algorithm
 from .evaluate import complete, dominant, entry_key, evaluate, text as expression_text
 from .errors import ParameterError
-from .symbols import DESCRIPTIONS, domain_error, symbol
+from .symbol_table import DESCRIPTIONS, domain_error, symbol
+from .validation import finite_number
 
 
 def parse_assignments(items: list[str] | None) -> dict[str, object]:
@@ -37,19 +38,18 @@ def _number(text: str, key: str):
             value = float(text)
         except ValueError:
             return text                    # an option value such as mapping=rap
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ParameterError(key, f"must be finite, got {text}")
-    return value
+    return finite_number(key, value)
 
 
-def split_options(name: str, values: dict) -> tuple[dict, dict]:
-    """Separate variant options (mapping=rap) from numeric parameter values."""
+def split_options(name: str, values) -> tuple[dict, dict]:
+    """Separate variant options (mapping=rap) from numeric parameter values (each finite, not a bool,
+    at most 1e100 in size: beyond it the expressions overflow a float)."""
+    if not isinstance(values, dict):
+        raise ParameterError("values", f"must be a dict of parameter values such as {{'nbar': 4096}}, "
+                                       f"got {type(values).__name__} {values!r}"[:200])
     allowed = registry.options(name)
     opts = {k: v for k, v in values.items() if k in allowed}
-    nums = {k: v for k, v in values.items() if k not in allowed}
-    for k, v in nums.items():
-        if isinstance(v, str):
-            raise ParameterError(k, f"must be a number, got {v!r}")
+    nums = {k: finite_number(str(k), v) for k, v in values.items() if k not in allowed}
     return opts, nums
 
 
@@ -114,31 +114,47 @@ def cost(name: str, values: dict | None = None, latex: bool = False) -> CostResu
         parameters=list(entry.parameters))
 
 
+MAX_POINTS = 10_000      # values of one --vary range: a table, not a sweep of the whole axis
+
+
 def parse_vary(spec: str) -> tuple[str, list[float]]:
-    """``n=1024:16777216:x2`` (geometric), ``r=0:0.5:+0.05`` (arithmetic) or ``w=16,32,64``."""
+    """``n=1024:16777216:x2`` (geometric), ``r=0:0.5:+0.05`` (arithmetic) or ``w=16,32,64``; at most
+    MAX_POINTS values, start <= stop."""
     key, sep, rng = spec.partition("=")
-    if not sep:
+    if not sep or not key:
         raise ParameterError("vary", f"expected NAME=START:STOP:xFACTOR, NAME=START:STOP:+STEP or NAME=A,B,…; got {spec!r}")
     if "," in rng or ":" not in rng:
-        return key, [_number(x, key) for x in rng.split(",")]
-    try:
-        start, stop, step = rng.split(":")
-        start, stop = _number(start, key), _number(stop, key)
-        if not all(isinstance(x, (int, float)) for x in (start, stop)):
-            raise ValueError("start and stop must be numbers")
-        if step.startswith("x") and float(step[1:]) > 1:
-            count = int(math.floor(math.log(stop / start, float(step[1:])) + 1e-9)) + 1
-            return key, [_number(repr(start * float(step[1:]) ** i), key) if isinstance(start, float)
-                         else int(round(start * float(step[1:]) ** i)) for i in range(count)]
-        if step.startswith("+") and float(step[1:]) > 0:
-            values, x = [], start
-            while x <= stop + 1e-12:
-                values.append(round(x, 12))
-                x += float(step[1:])
-            return key, values
-    except (ValueError, ZeroDivisionError):
-        pass
-    raise ParameterError("vary", f"cannot read the range {spec!r} (use START:STOP:x2 or START:STOP:+STEP)")
+        values = [_number(x, key) for x in rng.split(",")]
+        return key, _capped(values, spec)
+    parts = rng.split(":")
+    if len(parts) != 3:
+        raise ParameterError("vary", f"cannot read the range {spec!r} (use START:STOP:x2 or START:STOP:+STEP)")
+    start, stop = (_number(x, key) for x in parts[:2])
+    if not all(isinstance(x, (int, float)) for x in (start, stop)):
+        raise ParameterError("vary", f"start and stop of {spec!r} must be numbers")
+    if start > stop:
+        raise ParameterError("vary", f"start {start} is above stop {stop} in {spec!r}")
+    step = parts[2]
+    factor = _number(step[1:], "vary") if step[:1] in ("x", "+") and step[1:] else None
+    if step.startswith("x") and isinstance(factor, (int, float)) and factor > 1 and start > 0:
+        count = int(math.floor(math.log(stop / start, factor) + 1e-9)) + 1
+        _capped(range(count), spec)
+        return key, [_number(repr(start * factor ** i), key) if isinstance(start, float)
+                     else int(round(start * factor ** i)) for i in range(count)]
+    if step.startswith("+") and isinstance(factor, (int, float)) and factor > 0:
+        _capped(range(int((stop - start) / factor) + 1), spec)
+        values, x = [], start
+        while x <= stop + 1e-12:
+            values.append(round(x, 12))
+            x += factor
+        return key, values
+    raise ParameterError("vary", f"cannot read the step of {spec!r}: xF with F > 1 (and start > 0) or +S with S > 0")
+
+
+def _capped(values, spec: str):
+    if len(values) > MAX_POINTS:
+        raise ParameterError("vary", f"{spec!r} has {len(values)} values; at most {MAX_POINTS}")
+    return list(values)
 
 
 def compare(names: list[str], values: dict | None = None, vary: str | None = None):
@@ -153,6 +169,9 @@ def compare(names: list[str], values: dict | None = None, vary: str | None = Non
             opts, nums = split_options(name, {**(values or {}), **({key: point} if key else {})})
             entry = registry.get(name, **opts)
             nums = check_values(entry, complete(entry, nums), strict=False)
+            missing = [p for p in entry.parameters if p not in nums]
+            if missing:
+                raise ParameterError(missing[0], f"{name} needs {', '.join(missing)} to be set (--set NAME=VALUE)")
             row[name] = evaluate(entry, "time", nums)
         rows.append(row)
     frame = pd.DataFrame(rows)
@@ -163,6 +182,8 @@ def compare(names: list[str], values: dict | None = None, vary: str | None = Non
 
 def crossover(a: str, b: str, solve_for: str, values: dict | None = None) -> dict:
     """Where time_a = time_b, solving for one parameter (the others set)."""
+    if a == b:
+        raise ParameterError("b", f"a crossover needs two different algorithms, got {a} twice")
     exprs = []
     for name in (a, b):
         opts, nums = split_options(name, values or {})

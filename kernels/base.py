@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..costmodel import permutations as perms
 from ..costmodel import registry
 from ..costmodel.errors import ParameterError
 from ..costmodel.physical.launch import Plan
 from ..costmodel.space import Limits, SearchSpace
+from ..costmodel.validation import problem_size
 from .device import cupy
 from .errors import KernelLaunchError
 from .executor import run_plan
@@ -114,16 +117,36 @@ class Kernel:
     flat: dict[str, str] = {}         # tunables that cannot change the time, and why (the physical model agrees)
     algorithm: str | None = None      # the costmodel entry this kernel implements (default: its name)
     default_case: dict = {}           # problem values make_inputs takes besides size (perm, v, ...)
+    case_values: dict = {}            # the values each takes (perm also takes a .npy file of a permutation)
+    build_options: tuple[str, ...] = ()   # make_inputs options that shape the inputs but not the problem
     square: bool = False              # the size is n = n̄² of an n̄ x n̄ matrix
     side_multiple: int = 1            # ... whose side n̄ is a multiple of this (whole 32 x 32 tiles)
 
     def check_size(self, size: int) -> None:
         """Raise ParameterError('n') for a size this kernel cannot take (before any input is built)."""
+        problem_size(size)
         if self.square and math.isqrt(size) ** 2 != size:
             raise ParameterError("n", f"{self.name} works on an n̄ x n̄ matrix: n must be a square, got {size}")
         if self.square and math.isqrt(size) % self.side_multiple:
             raise ParameterError("n", f"{self.name} moves whole {self.side_multiple} x {self.side_multiple} tiles: "
                                       f"n̄ must be a multiple of {self.side_multiple}, got n̄ = {math.isqrt(size)}")
+
+    def check_case(self, size: int, case: dict) -> dict:
+        """The problem's case values with the defaults filled, each one checked (ParameterError naming it)."""
+        unknown = sorted(set(case) - set(self.default_case))
+        if unknown:
+            takes = f"; it takes {', '.join(self.default_case)}" if self.default_case else ""
+            raise ParameterError(unknown[0], f"{self.name} takes no case value {unknown[0]!r}{takes}")
+        out = {**self.default_case, **case}
+        for key, value in out.items():
+            if key == "perm" and isinstance(value, str) and value.endswith(".npy"):
+                perms.resolve(value, size)                  # a permutation of n elements, or one line why not
+            elif key in self.case_values and value not in self.case_values[key]:
+                allowed = self.case_values[key]
+                shown = f"{allowed[0]}..{allowed[-1]}" if all(isinstance(v, int) for v in allowed) else ", ".join(allowed)
+                extra = " or a .npy file holding a permutation" if key == "perm" else ""
+                raise ParameterError(key, f"{self.name}: must be one of {shown}{extra}, got {value!r}")
+        return out
 
     @property
     def space(self) -> SearchSpace:
@@ -187,8 +210,36 @@ class Kernel:
         """How many repetitions of the operation one run performs (DMM kernels loop inside)."""
         return 1
 
+    # -- inputs ---------------------------------------------------------------------------------
+    def make_inputs(self, size: int, dtype: str = "float32", seed: int = 0, **options) -> Inputs:
+        """Random inputs of ``size`` elements on the device (with the numpy copies the reference needs):
+        the size, dtype and case values (``options`` of ``default_case``; ``build_options`` besides) are
+        checked first, then whether the problem fits the device, then the arrays are made (``_inputs``)."""
+        self.check_size(size)
+        dtype_of(dtype)
+        unknown = sorted(set(options) - set(self.default_case) - set(self.build_options))
+        if unknown:
+            takes = ", ".join((*self.default_case, *self.build_options)) or "no options"
+            raise ParameterError(unknown[0], f"{self.name} takes no option {unknown[0]!r}; it takes {takes}")
+        case = self.check_case(size, {k: v for k, v in options.items() if k in self.default_case})
+        self.check_fits(size, dtype)
+        return self._inputs(size, dtype, seed, **case, **{k: v for k, v in options.items() if k in self.build_options})
+
+    def check_fits(self, size: int, dtype: str) -> None:
+        """The problem's input and output fit the device's free memory and the host's (where the reference
+        copy lives): a ParameterError saying how much is needed, not an allocation failure halfway."""
+        need = self.compulsory_bytes(size, dtype_of(dtype).itemsize)
+        free = cupy().cuda.runtime.memGetInfo()[0]
+        if need > free:
+            raise ParameterError("n", f"{self.name} at n = {size} needs {need / 2 ** 30:.1f} GiB on the device; "
+                                      f"{free / 2 ** 30:.1f} GiB are free")
+        host = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        if size * dtype_of(dtype).itemsize > host:
+            raise ParameterError("n", f"{self.name} at n = {size} needs {size * dtype_of(dtype).itemsize / 2 ** 30:.1f} "
+                                      f"GiB of host memory for its reference; {host / 2 ** 30:.1f} GiB are free")
+
     # subclasses
-    def make_inputs(self, size: int, dtype: str = "float32", seed: int = 0, **case) -> Inputs:
+    def _inputs(self, size: int, dtype: str, seed: int, **case) -> Inputs:
         raise NotImplementedError
 
     def bind(self, data: dict, dtype: str, **case) -> Inputs:

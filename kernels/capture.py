@@ -64,9 +64,11 @@ def _ordered(lib, graph) -> list:
     _check(lib.cuGraphGetNodes(graph, None, ctypes.byref(count)), "cuGraphGetNodes")
     nodes = (ctypes.c_void_p * max(1, count.value))()
     _check(lib.cuGraphGetNodes(graph, nodes, ctypes.byref(count)), "cuGraphGetNodes")
+    if count.value < 2:
+        return list(nodes[:count.value])
     edges = ctypes.c_size_t(0)
     _check(lib.cuGraphGetEdges(graph, None, None, ctypes.byref(edges)), "cuGraphGetEdges")
-    src, dst = (ctypes.c_void_p * max(1, edges.value))(), (ctypes.c_void_p * max(1, edges.value))()
+    src, dst = (ctypes.c_void_p * edges.value)(), (ctypes.c_void_p * edges.value)()
     _check(lib.cuGraphGetEdges(graph, src, dst, ctypes.byref(edges)), "cuGraphGetEdges")
     after = {s: d for s, d in zip(src[:edges.value], dst[:edges.value])}
     heads = set(nodes[:count.value]) - set(dst[:edges.value])

@@ -37,6 +37,7 @@ class Convolution(Kernel):
     threads = "p"
     shared = "((tile + 2 * v) ** 2 + (2 * v + 1) ** 2) * itemsize"
     default_case = {"v": 3}
+    case_values = {"v": tuple(range(1, 8))}        # the compiled filter radii
 
     def model_values(self, size, params, case, limits):
         nbar = math.isqrt(size)
@@ -63,12 +64,8 @@ class Convolution(Kernel):
                             shared_rounds=per_block * cdiv(tile * tile, p) * taps, flops=per_block * 2 * taps * tile * tile,
                             fp64=dtype == "float64", source=SOURCE),))
 
-    def make_inputs(self, size, dtype="float32", seed=0, v=3) -> Inputs:
-        if not 1 <= v <= 7:
-            raise ParameterError("v", f"the filter radius must be 1..7, got {v}")
-        nbar = int(round(size ** 0.5))
-        if nbar * nbar != size:
-            raise ParameterError("size", f"an n̄ x n̄ image needs a square size, got {size}")
+    def _inputs(self, size, dtype, seed, v) -> Inputs:
+        nbar = math.isqrt(size)
         (a, host_a), (f, host_f) = (_random_on_device(shape, dtype, seed + i)
                                     for i, shape in enumerate(((nbar, nbar), (2 * v + 1, 2 * v + 1))))
         return self.bind({"a": a, "f": f}, dtype).with_host(seed, a=host_a, f=host_f)
@@ -147,10 +144,8 @@ class MatMul(Kernel):
     def threads_of(self, params) -> int:
         return (params["m"] // params["r"]) ** 2
 
-    def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
-        nbar = int(round(size ** 0.5))
-        if nbar * nbar != size:
-            raise ParameterError("size", f"n̄ x n̄ matrices need a square size, got {size}")
+    def _inputs(self, size, dtype, seed) -> Inputs:
+        nbar = math.isqrt(size)
         (a, host_a), (b, host_b) = (_random_on_device((nbar, nbar), dtype, seed + i) for i in range(2))
         return self.bind({"a": a, "b": b}, dtype).with_host(seed, a=host_a, b=host_b)
 

@@ -32,8 +32,10 @@ class DMMPermutation(Kernel):
     defaults = {"reps": 1, "bank_model": "paper"}
     searched = ("bank_model",)
     default_case = {"perm": "random"}
+    case_values = {"perm": perms.NAMES}
 
     def check_size(self, size):
+        super().check_size(size)
         if not 32 <= size <= 1024 or size % 32:      # one block of n threads
             raise ParameterError("n", f"{self.name} permutes 32..1024 elements in steps of 32, got {size}")
 
@@ -43,7 +45,7 @@ class DMMPermutation(Kernel):
     def model_values(self, size, params, case, limits):
         values = {"n": size}
         if "designated" in self.base:
-            p = perms.named(case.get("perm", "random"), size, 0)
+            p = perms.resolve(case.get("perm", "random"), size, 0)
             address = p if self.base.startswith("dmm_permutation_d") else perms.inverse(p)
             values["c"] = schedules.mean_congestion(address, limits.w)
         return values
@@ -53,13 +55,11 @@ class DMMPermutation(Kernel):
         self.base = name
         self.variant = variant
 
-    def make_inputs(self, size=1024, dtype="float32", seed=0, perm="random") -> Inputs:
+    def _inputs(self, size, dtype, seed, perm) -> Inputs:
         cp = cupy()
-        if not 32 <= size <= 1024 or size % 32:
-            raise ParameterError("size", f"a DMM kernel permutes 32..1024 elements in steps of 32, got {size}")
         if self.variant == "in-place" and (size != 1024 or perm not in IN_PLACE):
             raise ParameterError("perm", f"the in-place kernels need n = 1024 and perm in {IN_PLACE}")
-        p = perms.named(perm, size, seed)
+        p = perms.resolve(perm, size, seed)
         a = np.random.default_rng(seed).standard_normal(size).astype(dtype_of(dtype))
         idx = {"dmm_permutation_d_designated": (p, None), "dmm_permutation_s_designated": (perms.inverse(p), None),
                "dmm_copy": (None, None)}

@@ -46,6 +46,7 @@ class Designated(Kernel):
     defaults = {"threads": 256, "ept": 4, "d": 0}
     threads = "threads"
     default_case = {"perm": "random"}
+    case_values = {"perm": perms.NAMES}
 
     def model_values(self, size, params, case, limits):
         return {"n": size, "Dw": _distribution(case.get("perm", "random"), size, self.scatter)}
@@ -67,9 +68,9 @@ class Designated(Kernel):
                             args=(Array("a"), Array("idx"), Array("out"), Scalar(size, "int64")),
                             accesses=(Access("idx", 4 * size), data, out), rounds=rounds, source=SOURCE),))
 
-    def make_inputs(self, size, dtype="float32", seed=0, perm="random") -> Inputs:
+    def _inputs(self, size, dtype, seed, perm) -> Inputs:
         cp = cupy()
-        p = perms.named(perm, size, seed)
+        p = perms.resolve(perm, size, seed)
         a = _random_data(size, dtype, seed)
         return self.bind({"a": cp.asarray(a), "p": cp.asarray(p)}, dtype, perm=perm).with_host(seed, a=a, p=p)
 
@@ -89,10 +90,10 @@ class Designated(Kernel):
 @functools.lru_cache(maxsize=None)     # a number per (permutation, size, side, group): few, and slow to count
 def _distribution(perm: str, size: int, scatter: bool, w: int = 32) -> float:
     """D_w of the permutation a designated kernel writes by (scatter) or reads by (gather); a caller's own
-    permutation (not one of the named ones) is priced as a random one, by the expected D_w."""
-    if perm not in perms.NAMES:
+    permutation on the device (``given``) is priced as a random one, by the expected D_w."""
+    if perm not in perms.NAMES and not perm.endswith(".npy"):
         return perms.expected_random_distribution(size, w)
-    p = perms.named(perm, size, 0)
+    p = perms.resolve(perm, size, 0)
     return perms.distribution(p if scatter else perms.inverse(p), w)
 
 
@@ -161,8 +162,7 @@ class Transpose(Kernel):
     threads = "32 * rows"
     shared = "tile * (tile + 1) * itemsize"
 
-    def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
-        _side(size)
+    def _inputs(self, size, dtype, seed) -> Inputs:
         a = _random_data(size, dtype, seed)
         return self.bind({"a": cupy().asarray(a)}, dtype).with_host(seed, a=a)
 
@@ -206,7 +206,7 @@ class RowWise(Kernel):
                              rowwise("tmp", "tmp2", "p"),
                              transpose_launch(dtype, nbar, params["rows"], 0, 32, "tmp2", "out")))
 
-    def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
+    def _inputs(self, size, dtype, seed) -> Inputs:
         cp = cupy()
         nbar = _side(size)
         rng = np.random.default_rng(seed)
@@ -248,6 +248,8 @@ class Scheduled(Kernel):
     defaults = {"threads": 512, "mode": "designated", "d": 0, "rows": 8, "tile": 32}
     threads = "max(threads, 32 * rows)"
     default_case = {"perm": "random"}
+    case_values = {"perm": perms.NAMES}
+    build_options = ("schedule", "row_schedules")
 
     def launch_plan(self, size, dtype, params, case):
         nbar, e = math.isqrt(size), np.dtype(dtype).itemsize
@@ -260,11 +262,12 @@ class Scheduled(Kernel):
                              transpose_launch(dtype, nbar, *t, "out", "tmp"),
                              rowwise_launch(dtype, nbar, mode, threads, d, "tmp", "out", "row2")))
 
-    def make_inputs(self, size, dtype="float32", seed=0, perm="random", schedule=None, row_schedules=True) -> Inputs:
-        """``row_schedules``: also each row's conflict-free S_i and D_i (what mode conflict-free reads)."""
+    def _inputs(self, size, dtype, seed, perm, schedule=None, row_schedules=True) -> Inputs:
+        """``schedule``: one coloured already; ``row_schedules``: also each row's conflict-free S_i and D_i (what
+        mode conflict-free reads)."""
         cp = cupy()
         nbar = _side(size)
-        p = perms.named(perm, size, seed)
+        p = perms.resolve(perm, size, seed)
         sched = schedule or schedules.hmm_schedule(p, 32, xp=cp)      # coloured on the GPU, left there
         itype = schedules.narrowest_index_dtype(nbar)
         arrays = {k: cp.asarray(v) for k, v in sched.arrays(itype).items()}

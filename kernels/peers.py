@@ -35,16 +35,19 @@ class Peer(Kernel):
 class CupyPeer(Peer):
     """CuPy's copy, scatter, gather and transpose on the HMM kernels' inputs."""
 
+    default_case = {"perm": "random"}       # the permutation a scatter or gather moves by (copy, transpose: none)
+    case_values = {"perm": perms.NAMES}
+
     def __init__(self, name: str, op: str):
         super().__init__(name, op)
         self.operands = ("a", "idx") if op in ("scatter", "gather") else ("a",)
 
-    def make_inputs(self, size, dtype="float32", seed=0, perm="random") -> Inputs:
+    def _inputs(self, size, dtype, seed, perm) -> Inputs:
         cp = cupy()
         a = np.random.default_rng(seed + 1_000_003).standard_normal(size).astype(dtype_of(dtype))
         data, host = {"a": cp.asarray(a)}, {"a": a}
         if self.op in ("scatter", "gather"):
-            host["p"] = perms.named(perm, size, seed)
+            host["p"] = perms.resolve(perm, size, seed)
             data["p"] = cp.asarray(host["p"])
         return self.bind(data, dtype, perm=perm).with_host(seed, **host)
 
@@ -78,9 +81,10 @@ class ImagePeer(Peer):
     def __init__(self, name: str, op: str, twin: Kernel, second: str):
         super().__init__(name, op)
         self.twin, self.operands = twin, ("a", second)
+        self.default_case, self.case_values, self.square = twin.default_case, twin.case_values, twin.square
 
-    def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
-        return self.twin.make_inputs(size, dtype, seed, **case)
+    def _inputs(self, size, dtype, seed, **case) -> Inputs:
+        return self.twin._inputs(size, dtype, seed, **case)
 
     def bind(self, data, dtype, **case) -> Inputs:
         return self.twin.bind(data, dtype, **case)
@@ -95,7 +99,7 @@ class ImagePeer(Peer):
 class ReductionPeer(Peer):
     """cupy.sum and cupy.cumsum on the scan kernels' inputs."""
 
-    def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
+    def _inputs(self, size, dtype, seed) -> Inputs:
         a = np.random.default_rng(seed).standard_normal(size).astype(dtype_of(dtype))
         return self.bind({"a": cupy().asarray(a)}, dtype, **case).with_host(seed, a=a)
 
@@ -113,9 +117,10 @@ class SATPeer(Peer):
     """CuPy's summed area table: ``cupy.cumsum(cupy.cumsum(a, 0), 1)`` on the SAT kernels' inputs."""
 
     twin = SAT2R1W("sat_2r1w")
+    square = True
 
-    def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
-        return self.twin.make_inputs(size, dtype, seed)
+    def _inputs(self, size, dtype, seed) -> Inputs:
+        return self.twin._inputs(size, dtype, seed)
 
     def bind(self, data, dtype, **case) -> Inputs:
         return self.twin.bind(data, dtype)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..costmodel import mappings, registry
+from ..costmodel.errors import ParameterError
 from ..costmodel.physical.launch import Access, Array, HostValue, Launch, Plan, Scalar
 from .base import Inputs, Kernel, cupy, dtype_of, suffix
 
@@ -46,7 +47,7 @@ class RAPTranspose(Kernel):
         self.algorithm = name
         self.mapping = mapping
 
-    def make_inputs(self, size=1024, dtype="float64", seed=0, **case) -> Inputs:
+    def _inputs(self, size, dtype, seed) -> Inputs:
         cp = cupy()
         rng = np.random.default_rng(seed)
         shifts = mappings.row_shifts(self.mapping, W, 1, rng)[0]
@@ -55,6 +56,11 @@ class RAPTranspose(Kernel):
         arrays = {"a": cp.asarray(physical(a, shifts).ravel()), "out": cp.empty(W * W, dtype=dtype_of(dtype))}
         return Inputs(W * W, dtype, seed, arrays, {},
                       {"a": a, "shifts": shifts, **{f"word{i}": int(x) for i, x in enumerate(words)}})
+
+    def check_size(self, size):
+        super().check_size(size)
+        if size != W * W:
+            raise ParameterError("size", f"{self.name} transposes one 32 x 32 tile: n = 1024, got {size}")
 
     def ops_per_run(self, **params) -> int:
         return self.check_params(params)["reps"]

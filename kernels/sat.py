@@ -39,8 +39,7 @@ class SAT(Kernel):
     def __init__(self, name: str):
         self.name = name
 
-    def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
-        self.check_size(size)
+    def _inputs(self, size, dtype, seed) -> Inputs:
         nbar = math.isqrt(size)
         a = np.random.default_rng(seed).standard_normal((nbar, nbar)).astype(dtype_of(dtype))
         return self.bind({"a": cupy().asarray(a)}, dtype).with_host(seed, a=a)

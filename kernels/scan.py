@@ -29,10 +29,9 @@ class _ScanBase(Kernel):
     chapter = "scan"
     algorithm = "sum"
 
-    def make_inputs(self, size, dtype="float32", seed=0, **case) -> Inputs:
-        self.check_size(size)
+    def _inputs(self, size, dtype, seed) -> Inputs:
         a = _data(size, dtype, seed)
-        return self.bind({"a": cupy().asarray(a)}, dtype, **case).with_host(seed, a=a)
+        return self.bind({"a": cupy().asarray(a)}, dtype).with_host(seed, a=a)
 
     def bind(self, data, dtype, **case) -> Inputs:
         cp = cupy()
@@ -40,9 +39,6 @@ class _ScanBase(Kernel):
         out = 1 if self.algorithm == "sum" else size
         arrays = {"a": data["a"], "out": cp.empty(out, dtype_of(dtype)), "work": cp.empty(2 * size, dtype_of(dtype))}
         return Inputs(size, dtype, 0, arrays, dict(case))
-
-    def check_size(self, size):
-        pass
 
     def compulsory_bytes(self, size, itemsize):
         return size * itemsize * (1 if self.algorithm == "sum" else 2)
@@ -73,6 +69,7 @@ class SharedScan(_ScanBase):
         return {"n": size, "p": self.block(size, params["p"])}
 
     def check_size(self, size):
+        super().check_size(size)
         _power_of_two(size, self.name)
         if size > 16384:
             raise ParameterError("size", f"{self.name} keeps 2n elements in one block's shared memory: n <= 16384")
@@ -105,6 +102,7 @@ class GlobalScan(_ScanBase):
         return {"n": size, "p": umm_threads(grid, params["threads"], limits)}
 
     def check_size(self, size):
+        super().check_size(size)
         _power_of_two(size, self.name)
 
     @staticmethod

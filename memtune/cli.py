@@ -18,16 +18,40 @@ from .costmodel.errors import MemtuneError
 EXIT_USAGE = 2
 
 
+DESCRIPTION = ("memtune: what a GPU algorithm costs on the DMM, UMM and HMM memory machine models, whether it is "
+               "optimal, and its fastest configuration on your GPU (model-guided autotuning, lookup tables).")
+
+
+class HelpWithDefaults(argparse.HelpFormatter):
+    """Each option's help ends with its default, where it has one."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if action.default not in (None, False, [], argparse.SUPPRESS) and "default" not in text and action.option_strings:
+            text += " (default: %(default)s)"
+        return text
+
+
 class OneLineParser(argparse.ArgumentParser):
     """argparse, but a bad argument is one line on stderr and exit status 2."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, formatter_class=HelpWithDefaults, **kwargs)
 
     def error(self, message):
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(EXIT_USAGE)
 
 
+def _data_note() -> str:
+    from .tuner.storage import data_home
+
+    return (f"Studies, the lookup table and your machine files live in the data directory: $MEMTUNE_DATA_DIR, "
+            f"else $XDG_DATA_HOME/memtune, else ~/.local/share/memtune (here: {data_home()}).")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = OneLineParser(prog="memtune", description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog="memtune", description=DESCRIPTION, epilog=_data_note())
     parser.add_argument("--version", action="version", version=f"memtune {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     sub.required = True

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .costmodel.errors import ParameterError
+from .costmodel.validation import problem_size
 
 # what each family takes: (array names, dimensions of "a")
 INPUTS = {"sat": (("a",), 2), "prefix_sums": (("a",), 1), "sum": (("a",), 1), "permutation": (("a", "p"), 1),
@@ -35,9 +36,16 @@ class Choice:
     median_ms: float | None
 
 
-def run(family: str, *arrays, device: str | None = None, **case):
-    """Solve ``family`` on ``arrays`` (see :data:`INPUTS`) with the best known configuration; the result
-    is a CuPy array on a GPU (numpy arrays given are copied there), a numpy array without one."""
+def run(family: str, *arrays, device: str | None = None, **options):
+    """Solve ``family`` on ``arrays`` (see :data:`INPUTS`; array-likes such as lists are read as numpy
+    arrays) with the best known configuration; the result is a CuPy array on a GPU (numpy arrays given
+    are copied there), a numpy array without one."""
+    if options:
+        name = sorted(options)[0]
+        raise ParameterError(name, f"memtune.run takes no option {name!r}; it takes the arrays and device=")
+    if device is not None and not isinstance(device, str):
+        raise ParameterError("device", f"must be a device name such as 'H100', got {device!r}")
+    case: dict = {}
     data = _arrays(family, arrays)
     dtype = str(data["a"].dtype)
     cp = _cupy()
@@ -57,13 +65,30 @@ def run(family: str, *arrays, device: str | None = None, **case):
     return out.reshape(()) if family == "sum" else out.reshape(data["a"].shape)
 
 
-@functools.lru_cache(maxsize=1024)
 def choose(family: str, size: int, dtype: str, device: str, case: tuple = ()) -> Choice:
-    """The configuration :func:`run` uses (cached; ``case`` as sorted (name, value) pairs)."""
+    """The configuration :func:`run` uses (remembered; ``case`` as (name, value) pairs: ``(("v", 3),)``)."""
+    if family not in INPUTS:
+        raise ParameterError("family", f"no family {family!r}; families: {', '.join(INPUTS)}")
+    size = problem_size(size)
+    if dtype not in ("float32", "float64"):
+        raise ParameterError("dtype", f"must be float32 or float64, got {dtype!r}")
+    if not isinstance(device, str) or not device:
+        raise ParameterError("device", f"must be a device name such as 'H100', got {device!r}")
+    try:
+        pairs = tuple(sorted((str(k), v) for k, v in case))
+        hash(pairs)
+    except (TypeError, ValueError):
+        raise ParameterError("case", f"must be (name, value) pairs of numbers or names, got {case!r}"[:200]) from None
+    return _choose(family, size, dtype, device, pairs)
+
+
+@functools.lru_cache(maxsize=1024)
+def _choose(family: str, size: int, dtype: str, device: str, case: tuple) -> Choice:
     from . import tuner
 
     problem = tuner.family_problem(family, size, dtype, **dict(case))
-    problem = problem.restricted(lambda name: name not in problem.family.prepared)
+    problem = problem.restricted(lambda name: name not in problem.family.prepared,
+                                 "needs work per input beyond the run (a schedule), which memtune.run does not do")
     answer = tuner.lookup(problem, tuner.LookupTable.read(), tuner.load_model(device), device)
     params = dict(answer.params)
     return Choice(params.pop("algorithm"), params, answer.source, answer.median_ms)
@@ -71,7 +96,7 @@ def choose(family: str, size: int, dtype: str, device: str, case: tuple = ()) ->
 
 def forget() -> None:
     """Forget the remembered choices (after new tuning in this process)."""
-    choose.cache_clear()
+    _choose.cache_clear()
 
 
 def _arrays(family: str, arrays: tuple) -> dict:
@@ -80,7 +105,7 @@ def _arrays(family: str, arrays: tuple) -> dict:
     names, ndim = INPUTS[family]
     if len(arrays) != len(names):
         raise ParameterError("arrays", f"{family} takes {len(names)} array(s) ({', '.join(names)}), got {len(arrays)}")
-    data = dict(zip(names, arrays))
+    data = {name: _array_like(name, x) for name, x in zip(names, arrays)}
     a = data["a"]
     if str(getattr(a, "dtype", "")) not in ("float32", "float64"):
         raise ParameterError("a", f"must be a float32 or float64 array, got {getattr(a, 'dtype', type(a).__name__)}")
@@ -89,6 +114,16 @@ def _arrays(family: str, arrays: tuple) -> dict:
     for name in names[1:]:
         _check_companion(family, name, data[name], a)
     return data
+
+
+def _array_like(name: str, x):
+    """A numpy or CuPy array as given; anything else (a list, a tuple) as numpy reads it."""
+    if hasattr(x, "__array_interface__") or hasattr(x, "__cuda_array_interface__"):
+        return x
+    try:
+        return np.asarray(x)
+    except (ValueError, TypeError) as exc:
+        raise ParameterError(name, f"must be an array, got {type(x).__name__} ({str(exc).splitlines()[0]})") from None
 
 
 def _check_companion(family: str, name: str, x, a) -> None:

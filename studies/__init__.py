@@ -12,7 +12,7 @@ import pandas as pd
 
 from ..costmodel.errors import ParameterError
 from ..kernels.timing import Device
-from .base import Study, analyse, write
+from .base import COLUMNS, Study, analyse, write
 from .fidelity import write_fidelity
 from .registry import STUDIES, get
 
@@ -29,11 +29,30 @@ def measure(name: str, folder: Path, repeats: int = 10) -> Path:
 
 def report(name: str, folder: Path, model) -> Path:
     """Predictions, plots and the Markdown report from ``folder/<name>.raw.csv``."""
-    raw = folder / f"{name}.raw.csv"
+    return write(get(name), recorded(folder / f"{name}.raw.csv", name), folder, model)
+
+
+def recorded(raw: Path, name: str) -> pd.DataFrame:
+    """A study's recorded rows; a file that is missing, cut short or not a study's is an error naming it."""
     if not raw.is_file():
         raise ParameterError("from", f"{raw} does not exist: measure the study on a GPU first (memtune study {name})")
-    frame = pd.read_csv(raw, keep_default_na=False, na_values=[""])
-    return write(get(name), frame, folder, model)
-
-
-__all__ = ["STUDIES", "Study", "get", "measure", "report", "analyse", "write_fidelity"]
+    try:
+        frame = pd.read_csv(raw, keep_default_na=False, na_values=[""])
+    except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise ParameterError("from", f"{raw} is not a recorded study ({type(exc).__name__})") from None
+    missing = sorted(set(COLUMNS) - set(frame.columns))
+    if missing:
+        raise ParameterError("from", f"{raw} lacks the columns {', '.join(missing)}: measure the study again")
+    needed = [c for c in (*COLUMNS, "device") if c in frame.columns and c not in ("variant", "group", "case")]
+    short = frame[needed].isna().any(axis=1)
+    if short.any():
+        raise ParameterError("from", f"{raw}: row {int(short.idxmax()) + 2} is incomplete (cut short?): "
+                                     "measure the study again")
+    for column in ("size", "measured_ms"):
+        values = pd.to_numeric(frame[column], errors="coerce")
+        if not (values > 0).all():
+            row = int((~(values > 0)).idxmax())
+            raise ParameterError("from", f"{raw}: row {row + 2} has {column} {frame[column][row]!r}, not a "
+                                         "positive number (cut short?): measure the study again")
+        frame[column] = values
+    return frame

@@ -116,11 +116,24 @@ def test_a_measured_family_study_records_the_family_and_each_algorithm(tmp_path)
     assert json.loads(row.params)["algorithm"] == "sat_1r1w_lookback"
 
 
-def test_cli_tunes_a_family_on_the_model(run_cli):
+def test_cli_tunes_a_family_on_the_model_and_accounts_for_every_candidate(run_cli):
+    """Every candidate is named with what happened to it: its best prediction, ruled out by its bound, not
+    reached within the budget, or not run (the model cannot time CuPy's peer); and where nothing went."""
     code, out, err = run_cli("tune", "sat", "--n", str(4096 ** 2), "--objective", "model", "--trials", "12",
                              "--storage", ":memory:")
     assert code == 0, err
-    assert "algorithm=sat_1r1w_lookback" in out and "by algorithm:" in out
+    assert "algorithm=sat_1r1w_lookback" in out and "candidates (8):" in out
+    family = tuner.FAMILIES["sat"]
+    listed = {line.split()[0] for line in out.split("candidates (8):")[1].splitlines()[1:9]}
+    assert listed == set(family.algorithms) | set(family.peers)
+    assert "cupy_double_cumsum" in out and "the model cannot time it" in out
+    assert "prediction(s)" in out and "run(s)" not in out                   # the model predicts, it runs nothing
+    assert "storage: in memory" in out and "not recorded in the lookup table" in out
+    assert "next: memtune lookup sat --n 16777216" in out
+    code, out, err = run_cli("tune", "sat", "--n", str(4096 ** 2), "--objective", "model", "--trials", "30", "--json")
+    again = json.loads(run_cli("tune", "sat", "--n", str(4096 ** 2), "--objective", "model", "--trials", "30",
+                               "--json")[1])
+    assert json.loads(out)["ruled_out"] and again["ruled_out"] == json.loads(out)["ruled_out"]   # a second run too
 
 
 # -- lookup tables that ship ----------------------------------------------------------------------

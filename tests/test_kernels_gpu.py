@@ -255,10 +255,15 @@ def _plan_size(k) -> int:
 
 
 def _configurations(k, size: int, dtype: str) -> list[dict]:
-    """At least three configurations of the kernel's space, spread over it (all of a smaller space)."""
+    """At least three configurations of the kernel's space, spread over it (all of a smaller space), of
+    those the H100's machine file says fit on an SM (a float64 gather of 1024 threads x 8 elements needs
+    more registers than an SM has: the model predicts no time for it, and CUDA refuses to launch it)."""
     from memtune.costmodel.space import Limits
+    from memtune.tuner import load_model
 
-    points = k.space.points(Limits(itemsize=np.dtype(dtype).itemsize), **k.default_case)
+    model = load_model("H100")
+    points = [p for p in k.space.points(Limits(itemsize=np.dtype(dtype).itemsize), **k.default_case)
+              if k.memory == "shared" or np.isfinite(model.predict_ms(k, size, dtype, p, k.default_case))]
     picks = [points[i * (len(points) - 1) // 3] for i in range(4)] if len(points) > 4 else points
     return picks + [{}] if len(picks) < 3 else picks
 

@@ -93,7 +93,7 @@ def test_the_choice_on_this_gpu_comes_from_its_measured_table():
     """On a GPU memtune ships a table for, the SAT of 4096² is the table's fastest measured; on any other,
     the model's pick."""
     from memtune.kernels.timing import Device
-    from memtune.tuner.lookup import LookupTable, device_matches
+    from memtune.tuner.lookup_table import LookupTable, device_matches
 
     device = Device.current().name
     shipped = LookupTable.shipped().frame

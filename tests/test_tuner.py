@@ -17,7 +17,7 @@ from memtune.costmodel.errors import ParameterError
 from memtune.costmodel.space import Limits, SearchSpace
 from memtune.tuner.calibration import Calibration, Observation, fit, parse
 from memtune.tuner.objectives import Grid, ReplayObjective
-from memtune.tuner.problem import tunable_names
+from memtune.tuner.problems import tunable_names
 from memtune.tuner.study import Study, counted
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -370,6 +370,137 @@ def test_a_worker_killed_inside_a_trial_leaves_no_zombie(tmp_path, where):
     assert bool(zombies[0].params) == (where == "objective")
     print(f"\n{where}: a clean run of 10 trials {clean:.2f} s, the resumed run {resumed:.2f} s")
     assert resumed <= 2 * clean, (resumed, clean)
+
+
+# every process started with this folder on PYTHONPATH (the spawned helper workers too) has a model
+# objective that takes SLOW_S seconds a trial: a slow kernel, compile or objective, on any machine
+_SLOW_OBJECTIVE = """
+import os, time
+from memtune.tuner.objectives import model
+
+_predict = model.ModelObjective.__call__
+
+
+def slow(self, params):
+    time.sleep(float(os.environ.get("SLOW_S", "0")))
+    return _predict(self, params)
+
+
+model.ModelObjective.__call__ = slow
+"""
+
+
+def _slow_env(tmp_path, seconds: float, **extra) -> dict:
+    folder = tmp_path / "slow"
+    folder.mkdir(exist_ok=True)
+    (folder / "sitecustomize.py").write_text(_SLOW_OBJECTIVE)
+    path = os.pathsep.join([str(folder), str(ROOT), os.environ.get("PYTHONPATH", "")])
+    return {"PYTHONPATH": path, "SLOW_S": str(seconds), "MEMTUNE_DATA_DIR": str(tmp_path / "data"), **extra}
+
+
+def test_two_workers_with_trials_longer_than_the_grace_period_fail_none(tmp_path):
+    """Trials of 3 s, a grace period of 1 s: each worker beats for its trial while the objective runs, so
+    the other never fails a live trial as stale, and the budget finishes with none failed or retried."""
+    import optuna
+
+    url = f"sqlite:///{tmp_path / 'studies.db'}"
+    tuner.open_storage(url)
+    env = _slow_env(tmp_path, 3.0, MEMTUNE_GRACE_S="1")
+    workers = [_tune(url, "long", 6, "--seed", str(i), env=env) for i in range(2)]
+    for w in workers:
+        out, err = w.communicate(timeout=120)                          # about 15 s; a livelock never ends
+        assert w.returncode == 0, err
+    trials = optuna.load_study(study_name="long", storage=tuner.open_storage(url)).get_trials()
+    assert [t.state.name for t in trials if t.state.name != "PRUNED"] == ["COMPLETE"] * 6
+    assert not [t for t in trials if "retry" in str(t.user_attrs.get("queued_by", "")) or "zombie" in t.user_attrs]
+    assert len({t.user_attrs["worker"] for t in trials if t.state.name == "COMPLETE"}) == 2
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_a_killed_leader_stops_its_helpers_and_its_trial_fails_at_once(tmp_path):
+    """--workers 3, the leader killed with -9 mid-study: both helpers stop after the trial in hand (no
+    orphans), and the next run fails the leader's trial at once (its process is gone on this host) and
+    finishes the budget, well inside the 60 s grace period."""
+    import optuna
+    import signal
+
+    url = f"sqlite:///{tmp_path / 'studies.db'}"
+    env = _slow_env(tmp_path, 1.0, MEMTUNE_GRACE_S="60")
+    cmd = [sys.executable, "-m", "memtune", "tune", "conv_hmm", "--n", str(1 << 20), "--case", "v=3", "--objective",
+           "model", "--trials", "40", "--storage", url, "--study", "led", "--workers", "3", "--json"]
+    leader = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT, env={**os.environ, **env})
+    storage, deadline, workers = tuner.open_storage(url), time.monotonic() + 120, set()
+    while len(workers) < 3 and time.monotonic() < deadline:
+        time.sleep(0.5)
+        try:
+            trials = optuna.load_study(study_name="led", storage=storage).get_trials()
+        except KeyError:                                               # not created yet
+            continue
+        workers = {t.user_attrs.get("worker") for t in trials if t.user_attrs.get("worker")}
+    assert len(workers) == 3, leader.communicate()[1]
+    leader.send_signal(signal.SIGKILL)
+    leader.wait()
+    helpers = [int(w.rpartition(":")[2]) for w in workers if int(w.rpartition(":")[2]) != leader.pid]
+    deadline = time.monotonic() + 15                                   # a trial in hand (1 s), then they stop
+    while any(_alive(pid) for pid in helpers) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(_alive(pid) for pid in helpers)
+    resumed = _timed(_tune(url, "led", 40, env={**env, "SLOW_S": "0"}))
+    s = _check_exact(url, "led", 40)
+    dead = [t for t in s.get_trials() if "zombie" in t.user_attrs]
+    assert dead and all(t.state.name == "FAIL" for t in dead)
+    assert resumed < 30, resumed                                      # no wait on the dead leader's trial (60 s)
+
+
+def _record_rounds(path: str, worker: int, rounds: int) -> None:
+    from memtune.tuner.lookup_table import LookupTable
+
+    for i in range(rounds):
+        LookupTable.update(path, [dict(device="GPU", kernel=f"k{worker}", dtype="float32", size=i + 1, case={},
+                                       params={"i": i}, median_ms=1.0 + i)])
+
+
+def test_processes_recording_at_once_lose_no_row(tmp_path):
+    """Four processes, 25 read-record-write rounds each on one table: all 100 rows are there."""
+    import multiprocessing
+
+    path = str(tmp_path / "shared.csv")
+    procs = [multiprocessing.get_context("fork").Process(target=_record_rounds, args=(path, w, 25)) for w in range(4)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(timeout=300)
+        assert proc.exitcode == 0
+    frame = tuner.LookupTable.read(path).frame
+    assert len(frame) == 100 and sorted(frame.kernel.unique()) == ["k0", "k1", "k2", "k3"]
+
+
+def test_a_table_keeps_its_mode_refuses_read_only_and_makes_no_folder(tmp_path):
+    import stat
+
+    row = dict(device="GPU", kernel="k", dtype="float32", size=1, case={}, params={}, median_ms=1.0)
+    shared = tmp_path / "shared.csv"
+    tuner.LookupTable.update(shared, [row])
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o666 & ~umask            # a new table: what the umask allows
+    shared.chmod(0o664)                                                       # shared with a group
+    tuner.LookupTable.update(shared, [{**row, "size": 2}])
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o664                      # kept
+    shared.chmod(0o444)
+    with pytest.raises(tuner.LookupTableError, match="read-only"):
+        tuner.LookupTable.update(shared, [{**row, "size": 3}])
+    assert len(tuner.LookupTable.read(shared).frame) == 2                    # not replaced
+    with pytest.raises(tuner.LookupTableError, match="does not exist"):
+        tuner.LookupTable.update(tmp_path / "nowhere" / "t.csv", [row])
+    assert not (tmp_path / "nowhere").exists()
 
 
 def test_sqlite_transactions_take_the_write_lock_when_they_begin(tmp_path):

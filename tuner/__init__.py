@@ -1,24 +1,26 @@
-"""memtune.tuner — model-guided Optuna studies over the kernels' search spaces, calibration of the
-cost model per device, and lookup tables of the best configurations.
+"""memtune.tuner — model-guided Optuna studies over the kernels' search spaces, the fitted refinement of
+the cost model, and lookup tables of the best configurations.
 
-The pieces, each a small module: :mod:`problem` (a kernel at a size), :mod:`family` (every algorithm of one problem), :mod:`objectives` (measure,
-model, replay), :mod:`strategies` (model-guided, TPE, random), :mod:`study` (the ask-and-tell loop),
-:mod:`calibration`, :mod:`lookup` and :mod:`storage`.
+The pieces, each a small module: :mod:`problems` (a kernel at a size), :mod:`family` (every algorithm of
+one problem), :mod:`objectives` (measure, model, replay), :mod:`strategies` (model-guided, TPE, random),
+:mod:`study` (the ask-and-tell loop), :mod:`options` (one tune's settings), :mod:`calibration`,
+:mod:`lookup_table` and :mod:`storage`. Names are imported when first used (Optuna loads with the first study).
 """
-from .calibration import Calibration, Observation, fit, load as load_calibration
-from .model import load_machine, load_model
-from .errors import CalibrationError, TrialFailed, TunerError
-from .lookup import Answer, LookupTable, lookup
-from .objectives import Grid, MeasureObjective, ModelObjective, Outcome, ReplayObjective
-from .problem import Problem, problem
-from .family import FAMILIES, Family, FamilyProblem, family_problem, problem_of
-from .storage import data_dir, default_url, open_storage
-from .strategies import STRATEGIES
-from .study import Study, StudyResult
-from .options import TuneOptions
-from .tune import gpu_available, make_objective, tune
+from ..costmodel.lazy import exports
 
-__all__ = ["Calibration", "Observation", "fit", "load_calibration", "load_machine", "load_model", "CalibrationError", "TrialFailed", "TunerError",
-           "Answer", "LookupTable", "lookup", "Grid", "MeasureObjective", "ModelObjective", "Outcome",
-           "ReplayObjective", "Problem", "problem", "FAMILIES", "Family", "FamilyProblem", "family_problem", "problem_of", "data_dir", "default_url", "open_storage", "STRATEGIES",
-           "Study", "StudyResult", "TuneOptions", "gpu_available", "make_objective", "tune"]
+_EXPORTS = {
+    "Calibration": ".calibration", "Observation": ".calibration", "fit": ".calibration",
+    "load_calibration": ".calibration:load",
+    "load_machine": ".model", "load_model": ".model",
+    **{name: ".errors" for name in ("CalibrationError", "LookupTableError", "TrialFailed", "TunerError")},
+    **{name: ".lookup_table" for name in ("Answer", "LookupTable", "lookup")},
+    **{name: ".objectives" for name in ("Grid", "MeasureObjective", "ModelObjective", "Outcome", "ReplayObjective")},
+    "Problem": ".problems", "problem": ".problems",
+    **{name: ".family" for name in ("FAMILIES", "Family", "FamilyProblem", "family_problem", "problem_of")},
+    **{name: ".storage" for name in ("data_dir", "default_url", "open_storage")},
+    "STRATEGIES": ".strategies", "StudyResult": ".result", "Study": ".study", "TuneOptions": ".options",
+    **{name: ".tuning" for name in ("gpu_available", "make_objective", "tune")},
+    "tune_objective_kind": ".tuning:objective_kind",
+}
+__getattr__, __dir__ = exports(__name__, _EXPORTS)
+__all__ = list(_EXPORTS)

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 
 from .. import kernels
 from ..costmodel.errors import ParameterError
+from ..costmodel.validation import problem_size
 
-from .problem import Problem, problem as kernel_problem
+from .problems import Problem, problem as kernel_problem
 
 SEP = "/"
 ALGORITHM = "algorithm"
@@ -85,9 +86,10 @@ class FamilyProblem:
     def candidates(self) -> dict:
         return {**self.members, **self.peers}
 
-    def restricted(self, keep) -> "FamilyProblem":
-        """The same problem with only the candidates ``keep(name)`` accepts (the rest excluded, said why)."""
-        gone = {n: "left out by the objective" for n in self.candidates if not keep(n)}
+    def restricted(self, keep, why: str | dict = "left out by the objective") -> "FamilyProblem":
+        """The same problem with only the candidates ``keep(name)`` accepts; the rest are excluded, and
+        ``why`` (one reason, or a reason per candidate) says why."""
+        gone = {n: why.get(n, "left out") if isinstance(why, dict) else why for n in self.candidates if not keep(n)}
         return FamilyProblem(self.family, self.size, self.dtype, self.case,
                              {n: p for n, p in self.members.items() if n not in gone},
                              {n: p for n, p in self.peers.items() if n not in gone}, {**self.excluded, **gone})
@@ -171,6 +173,10 @@ def family_problem(name: str, size: int, dtype: str = "float32", **case) -> Fami
     if unknown:
         raise ParameterError(unknown[0], f"{name} takes no case value {unknown[0]!r}"
                                          f"{'; it takes ' + ', '.join(sorted(takes)) if takes else ''}")
+    problem_size(size)
+    for key, value in case.items():        # each value checked once, by the first algorithm that takes it
+        first = next(kernels.get(a) for a in fam.algorithms if key in kernels.get(a).default_case)
+        first.check_case(size, {key: value})
     members, excluded = {}, {}
     for algorithm in fam.algorithms:
         own = {k: v for k, v in case.items() if k in kernels.get(algorithm).default_case}

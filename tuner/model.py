@@ -11,13 +11,9 @@ from ..costmodel import physical
 from ..costmodel.physical.model import PhysicalModel
 
 from . import calibration as calib
-from .storage import data_dir
+from .storage import machines_dir
 
 DEFAULT_DEVICE = "NVIDIA H100 80GB HBM3"
-
-
-def machines_dir():
-    return data_dir() / "machines"
 
 
 def load_machine(device: str | None = None, path: str | None = None):

@@ -1,4 +1,4 @@
-"""One tune's settings: the command line builds them, :func:`memtune.tuner.tune` reads them, and every
+"""One tune's settings: the command line builds them, :func:`memtune.tuner.tuning` reads them, and every
 worker of the study gets them (with its own seed).
 
 Each field carries its command-line help, so ``memtune tune``'s flags are derived from this class and

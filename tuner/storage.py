@@ -10,23 +10,46 @@ re-running a killed study resumes it at once; on another host, after the heartbe
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import warnings
 from pathlib import Path
 
 from .errors import TunerError
 
-HEARTBEAT_S = 10
-GRACE_S = int(os.environ.get("MEMTUNE_GRACE_S", "60"))   # how long a silent worker's trial stays RUNNING
+HEARTBEAT_S = 10         # seconds between a running trial's heartbeats (fewer where the grace period is short)
+
+
+def grace_s() -> float:
+    """How long a trial whose worker stopped beating stays RUNNING: 60 s, or $MEMTUNE_GRACE_S (1 to 3600)."""
+    text = os.environ.get("MEMTUNE_GRACE_S", "60")
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 1 <= value <= 3600:
+        raise TunerError(f"MEMTUNE_GRACE_S: must be a number of seconds from 1 to 3600, got {text!r}")
+    return value
+
+
+def data_home() -> Path:
+    """The data directory's path (not created): $MEMTUNE_DATA_DIR, else $XDG_DATA_HOME/memtune, else
+    ~/.local/share/memtune."""
+    if os.environ.get("MEMTUNE_DATA_DIR"):
+        return Path(os.environ["MEMTUNE_DATA_DIR"])
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "memtune"
 
 
 def data_dir() -> Path:
-    if os.environ.get("MEMTUNE_DATA_DIR"):
-        root = Path(os.environ["MEMTUNE_DATA_DIR"])
-    else:
-        root = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "memtune"
+    """The data directory, created where it does not exist yet."""
+    root = data_home()
     root.mkdir(parents=True, exist_ok=True)
     return root
+
+
+def machines_dir() -> Path:
+    """The user's probed machine files (``memtune probe`` writes them here)."""
+    return data_home() / "machines"
 
 
 def default_url() -> str:
@@ -35,14 +58,15 @@ def default_url() -> str:
 
 @contextlib.contextmanager
 def quiet():
-    """Optuna marks heartbeats experimental and warns when they are used outside Study.optimize; we use
-    them on purpose with ask-and-tell (recording the heartbeat ourselves)."""
+    """Optuna marks heartbeats and stale-trial handling experimental, and warns when heartbeats are used
+    outside Study.optimize; we use them on purpose with ask-and-tell (beating ourselves). Those warnings
+    only: an objective's own warnings (a kernel's, CuPy's) still reach the user."""
     from optuna.exceptions import ExperimentalWarning
 
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ExperimentalWarning)
-        warnings.simplefilter("ignore", UserWarning)
-        warnings.simplefilter("ignore", FutureWarning)
+        warnings.filterwarnings("ignore", category=ExperimentalWarning)
+        warnings.filterwarnings("ignore", message="Heartbeat of storage is supposed to be used with Study.optimize",
+                                category=UserWarning)
         yield
 
 
@@ -55,6 +79,15 @@ def _retry_stale() -> dict:
     return {"failed_trial_callback": s.RetryFailedTrialCallback(max_retry=1)}
 
 
+def describe_storage(url: str | None) -> str:
+    """Where a study given this ``--storage`` is kept, as a user would open it (optuna-dashboard URL)."""
+    if url == ":memory:":
+        return "in memory (gone when the process ends)"
+    if url is None:
+        return default_url()
+    return url
+
+
 def open_storage(url: str | None = None):
     """An Optuna storage for ``url`` (default: the SQLite file); ``":memory:"`` keeps the study in this process."""
     import optuna
@@ -63,17 +96,41 @@ def open_storage(url: str | None = None):
     if url == ":memory:":
         return optuna.storages.InMemoryStorage()
     sqlite = url.startswith("sqlite")
+    if sqlite:
+        _check_sqlite_file(url)
+    grace = grace_s()
     engine = {"connect_args": {"timeout": 60}} if sqlite else {"pool_pre_ping": True}
     try:
         with quiet():
             storage = optuna.storages.RDBStorage(url, engine_kwargs=engine, heartbeat_interval=HEARTBEAT_S,
-                                                 grace_period=GRACE_S, **_retry_stale())
+                                                 grace_period=int(math.ceil(grace)), **_retry_stale())
     except Exception as exc:   # bad URL, server down, missing driver
         raise TunerError(f"storage: cannot open {url!r}: {type(exc).__name__}: {str(exc).splitlines()[0]}; "
                          "give a SQLAlchemy URL such as sqlite:///studies.db or postgresql://user@host/db") from None
     if sqlite:
         _lock_on_begin(storage.engine)
     return storage
+
+
+def _check_sqlite_file(url: str) -> None:
+    """A SQLite study file must be writable and its folder must exist (one line saying which, not the
+    database's traceback halfway through a study). Its mode is read, not tried: root may write a file
+    whose mode forbids it, and must not."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        database = make_url(url).database
+    except Exception as exc:
+        raise TunerError(f"storage: cannot read the URL {url!r} ({str(exc).splitlines()[0]})") from None
+    if not database or database == ":memory:":
+        return
+    path = Path(database)
+    if not path.parent.is_dir():
+        raise TunerError(f"storage: the folder {str(path.parent)!r} of {str(path)!r} does not exist")
+    if path.is_dir():
+        raise TunerError(f"storage: {str(path)!r} is a folder; give a file, e.g. sqlite:///{path}/studies.db")
+    if path.exists() and not path.stat().st_mode & 0o222:
+        raise TunerError(f"storage: {str(path)!r} is read-only; make it writable or give another --storage")
 
 
 def _lock_on_begin(engine) -> None:

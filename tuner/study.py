@@ -25,8 +25,11 @@ import math
 import time
 from dataclasses import dataclass, field
 
+from . import result as report
 from .errors import TrialFailed, TunerError
-from .storage import open_storage, quiet
+from .heartbeat import Heartbeat
+from .result import StudyResult
+from .storage import describe_storage, open_storage, quiet
 from .strategies import STRATEGIES
 from .trials import config_key, trial_params
 from .workers import MarkingSampler, fail_zombies, gpu_label, is_dead
@@ -34,6 +37,7 @@ from .workers import MarkingSampler, fail_zombies, gpu_label, is_dead
 ENQUEUE = 3          # the model's best predictions run first
 PARAMS_WAIT_S = 5.0  # how long a duplicate check waits for another worker to write its trial's parameters
 MAX_IDLE_ASKS = 200  # proposals in a row that are duplicates or infeasible before the space counts as exhausted
+RULED_OUT = "ruled_out/"   # a study attribute per algorithm ruled out: its lowest lower bound (every worker reads it)
 
 
 def _trial_state():
@@ -45,8 +49,6 @@ def counted(t) -> bool:
     """Whether a trial counts against the budget: it ran (complete, or failed with a reason)."""
     TrialState = _trial_state()
     return t.state == TrialState.COMPLETE or (t.state == TrialState.FAIL and "fail_reason" in t.user_attrs)
-
-
 
 
 @dataclass(frozen=True)
@@ -71,32 +73,6 @@ def default_study_name(problem, objective: str, device: str) -> str:
     return f"{problem.name}:{problem.dtype}:n={problem.size}{case}:{objective}@{device}"
 
 
-@dataclass
-class StudyResult:
-    study: str
-    problem: str
-    device: str
-    objective: str
-    best_params: dict | None
-    best_ms: float | None
-    predicted_ms: float | None
-    peer: str | None
-    peer_ms: float | None
-    states: dict = field(default_factory=dict)
-    measured_order: list = field(default_factory=list)    # time of each run configuration, in trial order
-    by_algorithm: dict = field(default_factory=dict)      # algorithm -> {"ms", "params", "runs"} of its best run
-    ruled_out: dict = field(default_factory=dict)         # algorithm -> lowest lower bound (ms), above the best
-
-    @property
-    def best_at_run(self) -> int | None:
-        """How many runs the study took to first measure its best."""
-        return self.measured_order.index(self.best_ms) + 1 if self.best_ms in self.measured_order else None
-
-    def to_dict(self) -> dict:
-        out = {k: v for k, v in self.__dict__.items() if k != "measured_order"}
-        return {**out, "best_at_run": self.best_at_run, "runs": len(self.measured_order)}
-
-
 class Study:
     """One study of one problem; :meth:`run` adds trials until the budget is reached."""
 
@@ -110,6 +86,7 @@ class Study:
         self.points = problem.points()
         if not self.points:
             raise TunerError(f"{problem.describe()}: no feasible configuration in its search space")
+        self.url = storage if isinstance(storage, str) or storage is None else None
         self.storage = storage if storage is not None and not isinstance(storage, str) else open_storage(storage)
         self.name = name or default_study_name(problem, objective.name, objective.device)
         sampler = MarkingSampler(STRATEGIES[strategy](problem, self.predict, seed),
@@ -135,13 +112,19 @@ class Study:
         return self.problem.readable(params).get("algorithm", self.problem.name)
 
     def _rule_out(self, algorithm: str, best: float) -> bool:
-        """Rule a whole algorithm out when even its lowest lower bound exceeds the best measured time."""
+        """Rule a whole algorithm out when even its lowest lower bound exceeds the best measured time (kept
+        in the study, so every worker and every later run knows)."""
         if algorithm not in self._ruled_out:
             floor = min(self.lower_bound(p) for p in self._groups.get(algorithm, [{}]))
             if floor <= best:
                 return False
             self._ruled_out[algorithm] = floor
+            self.study.set_user_attr(RULED_OUT + algorithm, floor)
         return True
+
+    def _read_ruled_out(self) -> None:
+        self._ruled_out.update({k[len(RULED_OUT):]: v for k, v in self.study.user_attrs.items()
+                                if k.startswith(RULED_OUT)})
 
     def _open_points(self) -> frozenset:
         return frozenset().union(*(keys for a, keys in self._group_keys.items() if a not in self._ruled_out))
@@ -204,7 +187,12 @@ class Study:
         self.study.tell(trial, state=optuna.trial.TrialState.PRUNED)
 
     def _one(self, trial, best: float | None) -> str:
-        """Run one asked trial (``best``: the best time so far); returns 'ran', 'failed', 'pruned' or 'surplus'."""
+        """Run one asked trial (``best``: the best time so far), beating its heartbeat until it is told;
+        returns 'ran', 'failed', 'pruned' or 'surplus'."""
+        with Heartbeat(self.storage, trial._trial_id):
+            return self._decide_and_run(trial, best)
+
+    def _decide_and_run(self, trial, best: float | None) -> str:
         import optuna
 
         dup, ahead = self._tried(trial)
@@ -242,19 +230,22 @@ class Study:
         self.study.tell(trial, outcome.time_ms)
         return "ran"
 
-    def run(self, trials: int, progress: bool = False, target_ms: float | None = None, peer: bool = True) -> StudyResult:
-        """Add trials until ``trials`` have run (or, with ``target_ms``, until one is at least that fast).
-        ``peer=False``: the result leaves the peer untimed (a helper worker, whose result nobody reads)."""
+    def run(self, trials: int, progress: bool = False, target_ms: float | None = None, peer: bool = True,
+            stop=None) -> StudyResult:
+        """Add trials until ``trials`` have run (or, with ``target_ms``, until one is at least that fast, or
+        ``stop``, an event, is set: a helper worker whose leader died). ``peer=False``: the result leaves
+        the peer untimed (a helper worker, whose result nobody reads)."""
         import optuna
 
         self.trials = trials
         bar = _progress(progress, trials, self.problem.describe())
         idle = 0
         with quiet():
-            fail_zombies(self.study)
             try:
-                while idle < MAX_IDLE_ASKS:
-                    self._fail_stale()
+                while idle < MAX_IDLE_ASKS and not (stop is not None and stop.is_set()):
+                    fail_zombies(self.study)          # a dead worker's trial on this host: failed at once
+                    self._fail_stale()                # on another host: once its heartbeat is older than the grace
+                    self._read_ruled_out()
                     now = _Progress.of(self.study.get_trials(deepcopy=False))
                     bar.update(min(now.done, trials) - bar.n)
                     if target_ms is not None and now.best is not None and now.best <= target_ms:
@@ -284,30 +275,23 @@ class Study:
 
     def result(self, peer: bool = True) -> StudyResult:
         TrialState = _trial_state()
+        self._read_ruled_out()
         trials = self.study.get_trials(deepcopy=False)
         complete = [t for t in trials if t.state == TrialState.COMPLETE]
         best = min(complete, key=lambda t: t.value) if complete else None
         states = {s.name.lower(): sum(t.state == s for t in trials) for s in (TrialState.COMPLETE, TrialState.FAIL,
                                                                             TrialState.PRUNED)}
+        ran = report.by_algorithm(self.problem, trials, counted)
+        predicted = {name: min(self.predict(p) for p in group) for name, group in self._groups.items()}
         return StudyResult(
             study=self.name, problem=self.problem.describe(), device=self.objective.device,
             objective=self.objective.name, best_params=self.problem.readable(best.params) if best else None,
             best_ms=best.value if best else None, predicted_ms=_finite(self.predict(best.params)) if best else None,
             peer=self.problem.peer, peer_ms=self.objective.peer_ms() if best and peer else None, states=states,
             measured_order=[t.value for t in sorted(complete, key=lambda t: t.number)],
-            by_algorithm=self._by_algorithm(trials), ruled_out=dict(self._ruled_out))
-
-    def _by_algorithm(self, trials) -> dict:
-        """Each algorithm's best run (a kernel study has one algorithm, the kernel)."""
-        out = {}
-        for t in sorted((t for t in trials if counted(t)), key=lambda t: t.number):
-            readable = self.problem.readable(t.params)
-            name = readable.pop("algorithm", self.problem.name)
-            entry = out.setdefault(name, {"ms": None, "params": None, "runs": 0})
-            entry["runs"] += 1
-            if t.value is not None and (entry["ms"] is None or t.value < entry["ms"]):
-                entry.update(ms=t.value, params=readable)
-        return out
+            by_algorithm=ran, ruled_out=dict(self._ruled_out),
+            not_run=report.not_run(self.problem, ran, self._ruled_out, predicted, getattr(self, "trials", 0)),
+            failures=report.failures(trials), storage=describe_storage(self.url))
 
 
 def _finite(value: float) -> float | None:

@@ -17,7 +17,7 @@ from ..costmodel.errors import ParameterError
 from ..costmodel.physical.machine import slug
 
 from .family import ALGORITHM, FAMILIES
-from .lookup import COLUMNS, LookupTable
+from .lookup_table import COLUMNS, LookupTable
 
 MEASURED = ["device", "kernel", "dtype", "size", "case", "params", "median_ms", "study"]
 

@@ -22,6 +22,7 @@ import multiprocessing
 import os
 import socket
 import sys
+import threading
 from datetime import datetime
 
 import optuna
@@ -137,22 +138,45 @@ def pin_to(gpu: str | None) -> None:
         os.environ["CUDA_VISIBLE_DEVICES"] = gpu
 
 
+class LeaderWatch:
+    """A helper worker's watch on its leader: ``stopped`` is set once the leader's process is gone (killed,
+    even with -9), and the helper stops after the trial in hand instead of running on as an orphan."""
+
+    def __init__(self, leader: int, every: float = 0.5):
+        self.leader, self.every = leader, every
+        self.stopped = threading.Event()
+        threading.Thread(target=self._watch, name="memtune-leader-watch", daemon=True).start()
+
+    def _watch(self) -> None:
+        while not self.stopped.wait(self.every):
+            if os.getppid() != self.leader or not _process_exists(self.leader):
+                self.stopped.set()
+
+
 class Workers:
     """Workers 1 … ``options.workers - 1`` of one study as processes beside this one (worker 0), GPUs dealt
     round-robin.
 
     Worker 0 runs its share in place (pinned with :func:`pin_to` to the first GPU), so the study pays
-    one start-up, not two. Each helper runs ``target(spec, options, index, gpu)`` in a fresh interpreter
-    (``spec`` names the problem: name, size, dtype, case).
+    one start-up, not two. Each helper runs ``target(spec, options, index, gpu, leader)`` in a fresh
+    interpreter (``spec`` names the problem: name, size, dtype, case; ``leader`` is this process's id,
+    which the helper watches with :class:`LeaderWatch`).
     """
 
     def __init__(self, target, spec: dict, options, gpus: list[str]):
         context = multiprocessing.get_context("spawn")     # a fresh interpreter: no CUDA context inherited
         self.procs = [context.Process(target=target, name=f"memtune-worker-{i}",
-                                      args=(spec, options, i, gpus[i % len(gpus)] if gpus else None))
+                                      args=(spec, options, i, gpus[i % len(gpus)] if gpus else None, os.getpid()))
                       for i in range(1, options.workers)]
         for p in self.procs:
             p.start()
+
+    def terminate(self) -> None:
+        """Stop every helper now (their running trials fail as their workers' deaths, and run again)."""
+        for p in self.procs:
+            p.terminate()
+        for p in self.procs:
+            p.join()
 
     def join(self) -> None:
         for p in self.procs:

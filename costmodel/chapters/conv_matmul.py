@@ -6,7 +6,7 @@ All four entries are O(·) results, written with unit constants.
 """
 from .. import bounds
 from ..algorithm import Algorithm, Entries, Limitation, Rounds
-from ..symbols import symbols
+from ..symbol_table import symbols
 
 ENTRIES = Entries()   # this chapter's registry entries, in the order they are defined
 

@@ -8,7 +8,7 @@ cost (sum of the congestions of the rounds) times n/w, plus the latencies:
 """
 from .. import bounds
 from ..algorithm import Algorithm, Entries, Rounds
-from ..symbols import symbols
+from ..symbol_table import symbols
 
 ENTRIES = Entries()   # this chapter's registry entries, in the order they are defined
 

@@ -7,7 +7,7 @@ sum over its rounds, which is how the test checks Table 5.1's last column.
 """
 from .. import bounds
 from ..algorithm import Algorithm, Entries, Rounds
-from ..symbols import symbols
+from ..symbol_table import symbols
 
 ENTRIES = Entries()   # this chapter's registry entries, in the order they are defined
 

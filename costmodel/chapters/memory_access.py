@@ -3,7 +3,7 @@ import sympy
 
 from .. import bounds
 from ..algorithm import Algorithm, Entries, Rounds
-from ..symbols import symbols
+from ..symbol_table import symbols
 
 ENTRIES = Entries()   # this chapter's registry entries, in the order they are defined
 

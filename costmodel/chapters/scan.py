@@ -4,7 +4,7 @@ import sympy
 
 from .. import bounds
 from ..algorithm import Algorithm, Entries, Rounds
-from ..symbols import symbols
+from ..symbol_table import symbols
 from .memory_access import contiguous_time
 
 ENTRIES = Entries()   # this chapter's registry entries, in the order they are defined

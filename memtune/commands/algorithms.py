@@ -1,11 +1,8 @@
 """``memtune algorithms``: every registry entry with its model, source and parameters."""
 from __future__ import annotations
 
-import pandas as pd
 
-from ..costmodel import registry
-
-from .common import add_json_flag, print_json
+from .common import add_json_flag, print_json, text_table
 
 NAME = "algorithms"
 HELP = "list the algorithms of the cost registry (name, model, source, parameters)"
@@ -16,6 +13,8 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
+    from ..costmodel import registry
+
     rows = []
     for name in registry.names():
         entry = registry.get(name)
@@ -25,8 +24,6 @@ def run(args) -> int:
     if args.json:
         print_json({"algorithms": rows})
         return 0
-    table = pd.DataFrame([{"name": r["name"] + (" (mapping=…)" if r["options"] else ""), "model": r["model"],
-                           "parameters": ",".join(r["parameters"]), "source": r["source"]} for r in rows])
-    with pd.option_context("display.max_colwidth", 60, "display.width", 200):
-        print(table.to_string(index=False))
+    print(text_table([{"name": r["name"] + (" (mapping=…)" if r["options"] else ""), "model": r["model"],
+                       "parameters": ",".join(r["parameters"]), "source": r["source"]} for r in rows]))
     return 0

@@ -14,7 +14,7 @@ def add_arguments(parser):
     parser.add_argument("--quick", action="store_true", help="two sizes per kernel plus the held-out size")
     parser.add_argument("--studies", default=None,
                         help="also fit per-term units on the studies recorded in this folder (<name>.raw.csv)")
-    parser.add_argument("--repeats", type=positive, default=10)
+    parser.add_argument("--repeats", type=positive, default=10, help="timed repeats per measurement")
     add_json_flag(parser)
 
 
@@ -44,7 +44,7 @@ def run(args) -> int:
         frame = frame[frame.kernel != "_meta"]
     else:
         from ..tuner.errors import TunerError
-        from ..tuner.tune import gpu_available
+        from ..tuner.tuning import gpu_available
 
         if not gpu_available():
             raise TunerError("calibrate: measuring needs CuPy and a GPU; fit recorded data with --from-csv FILE")

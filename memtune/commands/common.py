@@ -37,10 +37,13 @@ def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
     """The arguments naming a tuning problem: a kernel, its size, dtype and case values."""
     parser.add_argument("name", help="a family (sat, prefix_sums, sum, permutation, transpose, conv, matmul: every "
                                      "algorithm and CuPy's own) or one kernel; an unknown name lists them all")
-    parser.add_argument("--n", type=positive, required=True, help="problem size (elements; n̄² for matrices)")
-    parser.add_argument("--dtype", default="float32", choices=("float32", "float64"))
+    parser.add_argument("--n", type=positive, required=True,
+                        help="problem size in elements (n̄² for matrices), at most 2^36")
+    parser.add_argument("--dtype", default="float32", choices=("float32", "float64"), help="element type")
     parser.add_argument("--case", action="append", default=[], metavar="NAME=VALUE",
-                        help="problem value besides the size, e.g. --case perm=bit-reversal or --case v=3")
+                        help="problem value besides the size: --case v=3 (a filter's radius, 1..7), --case "
+                             "perm=bit-reversal (identical, random, transpose, shuffle, bit-reversal, or a .npy file "
+                             "holding a permutation of n)")
 
 
 def problem_from(args):
@@ -56,9 +59,8 @@ def add_option_flags(parser: argparse.ArgumentParser) -> None:
 
     for name, default, text, choices, cap in flags():
         kind = (lambda value, cap=cap: bounded(value, cap)) if cap else (integer if isinstance(default, int) or name == "seed" else str)
-        shown = f" (default: {default})" if default is not None else ""
         parser.add_argument(f"--{name}", type=kind, default=default, choices=choices or None,
-                            metavar=None if choices else name.upper(), help=text + shown)
+                            metavar=None if choices else name.upper(), help=text)
 
 
 def options_from(args):
@@ -82,6 +84,14 @@ def bounded(text: str, cap: int) -> int:
     if not 1 <= value <= cap:
         raise argparse.ArgumentTypeError(f"must be an integer from 1 to {cap}, got {value}")
     return value
+
+
+def text_table(rows: list[dict], columns: list[str] | None = None) -> str:
+    """Rows as aligned columns of text, a header first (what the list commands print)."""
+    columns = columns or list(dict.fromkeys(k for r in rows for k in r))
+    cells = [[str(c) for c in columns]] + [[str(r.get(c, "")) for c in columns] for r in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(columns))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in cells)
 
 
 def add_json_flag(parser: argparse.ArgumentParser) -> None:

@@ -1,9 +1,7 @@
 """``memtune conditions``: the HMM paper's latency-hiding and throughput conditions."""
 from __future__ import annotations
 
-from ..costmodel import conditions, query
 from ..costmodel.errors import ParameterError
-from ..costmodel.symbols import DESCRIPTIONS
 
 from .common import add_json_flag, print_json
 from .cost import add_set
@@ -19,6 +17,9 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
+    from ..costmodel import conditions, query
+    from ..costmodel.symbol_table import DESCRIPTIONS
+
     values = query.parse_assignments(args.set)
     unknown = sorted(set(values) - set(DESCRIPTIONS))
     if unknown:

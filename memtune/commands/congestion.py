@@ -10,11 +10,12 @@ HELP = "Monte Carlo bank congestion of a w x w matrix access under the RAW, RAS 
 
 
 def add_arguments(parser):
-    parser.add_argument("--mapping", choices=mappings.MAPPINGS, required=True)
-    parser.add_argument("--pattern", choices=mappings.PATTERNS, required=True)
-    parser.add_argument("--w", type=positive, required=True)
-    parser.add_argument("--trials", type=positive, default=10_000)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--mapping", choices=mappings.MAPPINGS, required=True,
+                        help="how a w x w matrix is stored: raw, ras (random shift per row), rap (a permutation)")
+    parser.add_argument("--pattern", choices=mappings.PATTERNS, required=True, help="which cells a warp accesses")
+    parser.add_argument("--w", type=positive, required=True, help="banks (and the matrix side)")
+    parser.add_argument("--trials", type=positive, default=10_000, help="random mappings drawn")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random mappings")
     add_json_flag(parser)
 
 

@@ -1,7 +1,6 @@
 """``memtune cost``: time, lower bound, rounds and optimality of one algorithm."""
 from __future__ import annotations
 
-from ..costmodel import query
 
 from .common import add_json_flag, print_json
 
@@ -15,13 +14,15 @@ def add_set(parser):
 
 
 def add_arguments(parser):
-    parser.add_argument("name")
+    parser.add_argument("name", help="an algorithm of the registry (memtune algorithms lists them)")
     add_set(parser)
     parser.add_argument("--latex", action="store_true", help="expressions in LaTeX")
     add_json_flag(parser)
 
 
 def run(args) -> int:
+    from ..costmodel import query
+
     result = query.cost(args.name, query.parse_assignments(args.set), latex=args.latex)
     if args.json:
         print_json(result.to_dict())

@@ -1,7 +1,6 @@
 """``memtune crossover``: where two algorithms cost the same."""
 from __future__ import annotations
 
-from ..costmodel import query
 
 from .common import add_json_flag, print_json
 from .cost import add_set
@@ -11,14 +10,16 @@ HELP = "solve time(A) = time(B) for one parameter, the others set"
 
 
 def add_arguments(parser):
-    parser.add_argument("a")
-    parser.add_argument("b")
-    parser.add_argument("--solve-for", required=True, metavar="NAME")
+    parser.add_argument("a", help="an algorithm of the registry")
+    parser.add_argument("b", help="another algorithm of the registry")
+    parser.add_argument("--solve-for", required=True, metavar="NAME", help="the parameter to solve time_a = time_b for")
     add_set(parser)
     add_json_flag(parser)
 
 
 def run(args) -> int:
+    from ..costmodel import query
+
     result = query.crossover(args.a, args.b, args.solve_for, query.parse_assignments(args.set))
     if args.json:
         print_json(result)

@@ -11,9 +11,9 @@ HELP = "the distribution D_w(P) of a permutation (000 §5.2) and its ratio to n"
 
 def add_arguments(parser):
     parser.add_argument("--perm", required=True, help=f"{', '.join(perms.NAMES)}, or a .npy file")
-    parser.add_argument("--n", type=positive)
-    parser.add_argument("--w", type=positive, required=True)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--n", type=positive, help="number of elements (with a named permutation)")
+    parser.add_argument("--w", type=positive, required=True, help="width: threads a warp, words an address group")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random permutation")
     add_json_flag(parser)
 
 

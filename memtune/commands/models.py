@@ -1,11 +1,8 @@
 """``memtune models``: the machine presets and their parameters."""
 from __future__ import annotations
 
-import pandas as pd
-
-from ..costmodel import all_presets
-
-from .common import add_json_flag, print_json
+from ..costmodel.presets import all_presets
+from .common import add_json_flag, print_json, text_table
 
 NAME = "models"
 HELP = "list the machine presets (GPUs as HMMs) and their parameters; * marks an estimate"
@@ -22,7 +19,7 @@ SHOWN = ("copy_bandwidth", "dram_latency", "l2_latency", "l2_bytes", "shared_lat
 def machine_files() -> dict:
     """Probed machine files: the shipped ones, then the user's (``memtune probe``), by device."""
     from ..costmodel import physical
-    from ..tuner.model import machines_dir
+    from ..tuner.storage import machines_dir
 
     files = {m.device: m for m in physical.shipped().values()}
     folder = machines_dir()
@@ -50,12 +47,12 @@ def run(args) -> int:
             row[k] = f"{v}*" if p.is_guess(k) else str(v)
         row["description"] = p.description
         rows.append(row)
-    print(pd.DataFrame(rows).to_string(index=False))
+    print(text_table(rows))
     print("\nd DMMs (SMs), p threads per DMM, width w, shared latency l, global latency L,"
           " m x m words of shared memory; * = estimate (the seeds give no value)")
     if probed:
-        table = pd.DataFrame({d: {k: f"{m.values[k].value:.4g} {m.values[k].unit}" for k in SHOWN}
-                              for d, m in probed.items()})
+        table = [{"parameter": k, **{d: f"{m.values[k].value:.4g} {m.values[k].unit}" for d, m in probed.items()}}
+                 for k in SHOWN]
         print("\nProbed machine files (`memtune probe`; the physical model's only device input):")
-        print(table.to_string())
+        print(text_table(table))
     return 0

@@ -23,7 +23,7 @@ def run(args) -> int:
     from ..costmodel.physical import slug
 
     machine = probe.probe(probe.plan_functions())
-    path = Path(args.out) if args.out else tuner.model.machines_dir() / f"{slug(machine.device)}.toml"
+    path = Path(args.out) if args.out else tuner.storage.machines_dir() / f"{slug(machine.device)}.toml"
     machine.save(path)
     if args.json:
         print_json({"device": machine.device, "path": str(path),

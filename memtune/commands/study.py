@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .common import positive
+from .common import add_json_flag, positive, print_json
 
 NAME = "study"
-HELP = "re-run a seed experiment (dmm_permutation, hmm_permutation, sat, scan, conv_matmul, rap, all) or write the fidelity report"
+HELP = ("re-run a seed experiment (dmm_permutation, hmm_permutation, sat, scan, conv_matmul, rap, all) or write "
+        "the fidelity report")
+H100 = "NVIDIA H100 80GB HBM3"
 
 
 def add_arguments(parser):
@@ -14,18 +16,19 @@ def add_arguments(parser):
     parser.add_argument("--out", required=True, help="folder for the CSV, PNG and Markdown files")
     parser.add_argument("--from-recorded", action="store_true",
                         help="do not measure: report from the recorded <name>.raw.csv in --out (no GPU needed)")
-    parser.add_argument("--calibration", default=None, help="calibration TOML (default: the measured device's)")
-    parser.add_argument("--repeats", type=positive, default=10)
+    parser.add_argument("--calibration", default=None,
+                        help="fitted calibration TOML, an optional refinement (default: the physical model on the "
+                             "measured device's machine file)")
+    parser.add_argument("--repeats", type=positive, default=10, help="timed repeats per measurement (default: 10)")
+    add_json_flag(parser)
 
 
 def run(args) -> int:
-    import pandas as pd
-
-    from .. import studies
-    from .. import tuner
+    from .. import studies, tuner
 
     out = Path(args.out)
     names = list(studies.STUDIES) if args.name == "all" else ([] if args.name == "fidelity" else [args.name])
+    written = {}
     for name in names:
         studies.get(name)
         if not args.from_recorded:
@@ -33,13 +36,18 @@ def run(args) -> int:
                 raise tuner.TunerError(f"study {name}: measuring needs CuPy and a GPU; "
                                        "use --from-recorded to report from a recorded CSV")
             studies.measure(name, out, args.repeats)
-        raw = out / f"{name}.raw.csv"
-        device = pd.read_csv(raw, nrows=1).device.iloc[0] if raw.is_file() else None
-        cal = tuner.load_model(device, args.calibration)
-        print(f"{name}: {studies.report(name, out, cal)}")
+        frame = studies.recorded(out / f"{name}.raw.csv", name)
+        device = str(frame["device"].iloc[0]) if "device" in frame and len(frame) else None
+        model = tuner.load_model(device, args.calibration)
+        written[name] = str(studies.write(studies.get(name), frame, out, model))
+        if not args.json:
+            print(f"{name}: {written[name]}")
     if args.name in ("fidelity", "all"):
-        device = "NVIDIA H100 80GB HBM3"
-        refined = tuner.load_calibration(device, args.calibration)      # the fitted refinement, named as such
-        path = studies.write_fidelity(out, tuner.load_model(device), refined, tuner.Calibration(device="uncalibrated"))
-        print(f"fidelity: {path}")
+        refined = tuner.load_calibration(H100, args.calibration)      # the fitted refinement, named as such
+        path = studies.write_fidelity(out, tuner.load_model(H100), refined, tuner.Calibration(device="uncalibrated"))
+        written["fidelity"] = str(path)
+        if not args.json:
+            print(f"fidelity: {path}")
+    if args.json:
+        print_json({"out": str(out), "reports": written})
     return 0

@@ -21,43 +21,72 @@ def run(args) -> int:
     from .. import tuner
 
     options = options_from(args).with_settings(progress=not (args.no_progress or args.json) and sys.stderr.isatty())
-    result = tuner.tune(problem_from(args), options)
-    if options.objective == "auto" and result.objective == "model":
-        sys.stderr.write("memtune tune: no GPU here (CuPy cannot run): the study ran on the physical model (machine file of the H100); "
-                         "on a GPU the same command measures\n")
+    problem = problem_from(args)
+    if tuner.tune_objective_kind(options) == "model" and options.objective == "auto":
+        sys.stderr.write("memtune tune: no GPU here (CuPy cannot run): the study runs on the physical model of the "
+                         "H100's machine file and measures nothing; on a GPU the same command measures\n")
+    result = tuner.tune(problem, options)
     if args.json:
-        print_json(result.to_dict())
+        print_json({**result.to_dict(), "next": next_commands(args, result)})
         return 0
-    print(summary(result))
+    print(summary(result, next_commands(args, result)))
     return 0
 
 
-def summary(result) -> str:
+def next_commands(args, result) -> dict:
+    """The commands that look the answer up and open the study."""
+    case = "".join(f" --case {c}" for c in args.case)
+    dtype = "" if args.dtype == "float32" else f" --dtype {args.dtype}"
+    device = result.device.removeprefix("model:")
+    out = {"lookup": f"memtune lookup {args.name} --n {args.n}{dtype}{case} --device '{device}'"}
+    if result.storage.startswith(("sqlite", "postgresql", "mysql")):
+        out["dashboard"] = f"optuna-dashboard {result.storage}"
+    return out
+
+
+def summary(result, commands: dict) -> str:
     fmt = lambda v: "—" if v is None else f"{v:.4f} ms"  # noqa: E731
-    lines = [f"study {result.study}", f"  {result.problem} on {result.device}, objective {result.objective}",
-             "  trials: " + ", ".join(f"{v} {k}" for k, v in result.states.items())]
+    model = result.objective == "model"
+    lines = [f"study {result.study}", f"  storage: {result.storage}",
+             f"  {result.problem} on {result.device}, objective {result.objective}",
+             "  trials: " + ", ".join(f"{v} {k}" for k, v in result.states.items())
+             + (" (model objective: each run is a prediction)" if model else "")]
     if result.best_params is None:
-        return "\n".join(lines + ["  no configuration ran successfully"])
-    rows = [("best parameters", ", ".join(f"{k}={v}" for k, v in result.best_params.items())),
-            ("time" if result.objective != "model" else "predicted time", fmt(result.best_ms))]
-    if result.objective != "model":
-        rows.append(("model's prediction", fmt(result.predicted_ms)))
-        rows.append(("best first measured at", f"run {result.best_at_run} of {len(result.measured_order)}"))
-    rows.append((f"peer ({result.peer or 'none'})", fmt(result.peer_ms)))
-    if result.peer_ms and result.best_ms:
-        rows.append(("speed-up over the peer", f"{result.peer_ms / result.best_ms:.2f}x"))
-    width = max(len(k) for k, _ in rows)
-    return "\n".join(lines + [f"  {k:<{width}}  {v}" for k, v in rows] + _algorithms(result))
+        lines.append("  no configuration ran successfully")
+    else:
+        rows = [("best parameters", ", ".join(f"{k}={v}" for k, v in result.best_params.items())),
+                ("predicted time" if model else "time", fmt(result.best_ms))]
+        if not model:
+            rows.append(("model's prediction", fmt(result.predicted_ms)))
+            rows.append(("best first measured at", f"run {result.best_at_run} of {len(result.measured_order)}"))
+        rows.append((f"peer ({result.peer or 'none'})", fmt(result.peer_ms)))
+        if result.peer_ms and result.best_ms:
+            rows.append(("speed-up over the peer", f"{result.peer_ms / result.best_ms:.2f}x"))
+        width = max(len(k) for k, _ in rows)
+        lines += [f"  {k:<{width}}  {v}" for k, v in rows]
+    lines += _algorithms(result) + _failures(result)
+    lines.append(f"  answer: recorded in the lookup table {result.table}" if result.table else
+                 "  answer: not recorded in the lookup table (the model objective measures nothing)" if model else
+                 "  answer: not recorded (nothing ran successfully)")
+    lines += [f"  next: {commands['lookup']}"] + ([f"        {commands['dashboard']}"] if "dashboard" in commands else [])
+    return "\n".join(lines)
 
 
 def _algorithms(result) -> list[str]:
-    """A family study's candidates: each one's best run, or why it never ran."""
-    if "algorithm" not in (result.best_params or {}):
+    """A family study's candidates, every one: its best run, or why it never ran."""
+    if result.algorithms <= 1 and not result.not_run:
         return []
-    lines = ["  by algorithm:"]
+    unit = "prediction(s)" if result.objective == "model" else "run(s)"
+    lines = [f"  candidates ({result.algorithms}):"]
     for name, best in sorted(result.by_algorithm.items(), key=lambda kv: kv[1]["ms"] or float("inf")):
-        lines.append(f"    {name:<30} {best['ms']:.4f} ms best of {best['runs']} run(s)" if best["ms"] else
-                     f"    {name:<30} failed ({best['runs']} run(s))")
-    for name, floor in result.ruled_out.items():
-        lines.append(f"    {name:<30} ruled out: its lower bound {floor:.4f} ms exceeds the best")
+        lines.append(f"    {name:<30} {best['ms']:.4f} ms, best of {best['runs']} {unit}" if best["ms"] else
+                     f"    {name:<30} failed ({best['runs']} {unit})")
+    for name, why in result.not_run.items():
+        lines.append(f"    {name:<30} {why}")
     return lines
+
+
+def _failures(result) -> list[str]:
+    shown = result.failures[:5]
+    more = f" (and {len(result.failures) - 5} more)" if len(result.failures) > 5 else ""
+    return [f"  failed: trial {number}: {reason}" for number, reason in shown] + ([f"  {more.strip()}"] if more else [])

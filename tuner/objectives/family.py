@@ -18,7 +18,7 @@ class FamilyObjective(Objective):
         if eager:
             for name, prob in problem.candidates.items():
                 self._build(name, prob)
-            problem = problem.restricted(lambda n: n in self._members)
+            problem = problem.restricted(lambda n: n in self._members, self._unusable)
             if not problem.members:
                 raise TunerError(f"{problem.family.name}: no algorithm can be timed: "
                                  + "; ".join(f"{n}: {why}" for n, why in self._unusable.items()))

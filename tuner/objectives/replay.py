@@ -24,16 +24,31 @@ class Grid:
 
     @classmethod
     def read(cls, path) -> "Grid":
+        """A recorded grid; one that is not one (empty, columns missing, a time that is no number) is a
+        TunerError naming the file and the row."""
         import pandas as pd
 
         path = Path(path)
         if not path.is_file():
             raise TunerError(f"grid: no file {str(path)!r}; record one with bench/record_grids.py on a GPU")
-        frame = pd.read_csv(path, keep_default_na=False)
+        try:
+            frame = pd.read_csv(path, keep_default_na=False)
+        except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+            raise TunerError(f"grid {path}: not a grid CSV ({type(exc).__name__}: {str(exc).splitlines()[0]})") from None
         need = {"kernel", "size", "dtype", "params", "median_ms", "status"}
         if not need <= set(frame.columns):
             raise TunerError(f"grid {path}: columns {sorted(need - set(frame.columns))} missing")
-        return cls(frame, str(path))
+        ok = frame.status == "ok"
+        times = pd.to_numeric(frame.median_ms.where(ok, None), errors="coerce")
+        bad = ok & ~(times > 0)
+        if bad.any():
+            row = int(bad.idxmax())
+            raise TunerError(f"grid {path}: row {row + 2} is 'ok' but its median_ms {frame.median_ms[row]!r} "
+                             "is not a positive number")
+        sizes = pd.to_numeric(frame["size"], errors="coerce")
+        if sizes.isna().any():
+            raise TunerError(f"grid {path}: row {int(sizes.isna().idxmax()) + 2} has a size that is no number")
+        return cls(frame.assign(size=sizes.astype("int64")), str(path))
 
     @classmethod
     def shipped(cls, device: str) -> "Grid":
@@ -52,9 +67,14 @@ class Grid:
     def table(self, kernel, size, dtype) -> dict[str, dict]:
         out = {}
         for row in self.rows(kernel, size, dtype).itertuples():
-            params = json.loads(row.params)
-            out[config_key(params)] = {"params": params, "ms": float(row.median_ms) if row.status == "ok" else None,
-                                "iqr": float(getattr(row, "iqr_ms", 0) or 0), "reason": getattr(row, "reason", "")}
+            try:
+                params = json.loads(row.params)
+                out[config_key(params)] = {"params": params, "ms": float(row.median_ms) if row.status == "ok" else None,
+                                           "iqr": float(getattr(row, "iqr_ms", 0) or 0),
+                                           "reason": getattr(row, "reason", "")}
+            except (ValueError, TypeError, AttributeError) as exc:
+                raise TunerError(f"grid {self.origin}: row {row.Index + 2} cannot be read "
+                                 f"({type(exc).__name__}: {str(exc).splitlines()[0]})") from None
         return out
 
     def device(self) -> str:

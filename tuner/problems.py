@@ -120,14 +120,8 @@ def problem(name: str, size: int, dtype: str = "float32", **case) -> Problem:
         raise ParameterError("name", f"{name} is a peer (CuPy's own operation); it has nothing to tune")
     if dtype not in kernels.base.DTYPES:
         raise ParameterError("dtype", f"must be one of {', '.join(kernels.base.DTYPES)}, got {dtype!r}")
-    if not isinstance(size, int) or size < 1:
-        raise ParameterError("n", f"must be a positive integer, got {size!r}")
     kernel.check_size(size)
-    unknown = sorted(set(case) - set(kernel.default_case))
-    if unknown:
-        raise ParameterError(unknown[0], f"{name} takes no case value {unknown[0]!r}"
-                                         f"{'; it takes ' + ', '.join(kernel.default_case) if kernel.default_case else ''}")
-    return Problem(kernel, size, dtype, {**kernel.default_case, **case})
+    return Problem(kernel, size, dtype, kernel.check_case(size, case))
 
 
 def tunable_names() -> list[str]:

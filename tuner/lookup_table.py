@@ -2,18 +2,24 @@
 
 A table is a pandas DataFrame saved as CSV (or Parquet where pyarrow is installed and the path
 ends in .parquet). Writes go to a temporary file in the same folder and are renamed over the
-old one, so a reader never sees half a table. Tables from several devices merge; for a key that
+old one, so a reader never sees half a table; the file keeps its mode (a new one gets what the
+umask allows), and a read-only table is refused, never replaced. :meth:`LookupTable.update` reads,
+records and writes under an exclusive lock (a lock file beside the table), so processes recording
+at once lose no row. Tables from several devices merge; for a key that
 appears twice the faster measurement wins. A query answers with the parameters, the time and
 where they come from: ``measured`` (that exact size), ``nearest`` (the nearest recorded size on
 that device, said so) or ``model`` (no record: the model's best prediction).
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import json
 import math
 import os
 import re
+import stat
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -32,6 +38,40 @@ COLUMNS = KEY + ["params", "median_ms", "predicted_ms", "peer", "peer_ms", "obje
 
 def default_path() -> Path:
     return data_dir() / "lookup.csv"
+
+
+def writable(path: str | Path | None) -> Path:
+    """The table's path (default: in the data directory), checked for writing: its folder exists (no
+    folder is made for a table named by hand) and the file, if there, is not read-only by its mode."""
+    path = Path(path) if path else default_path()
+    if not path.parent.is_dir():
+        raise LookupTableError(f"table: the folder {str(path.parent)!r} does not exist; create it or name another "
+                               "--table")
+    if path.is_dir():
+        raise LookupTableError(f"table: {str(path)!r} is a folder; give a file, e.g. {path / 'lookup.csv'}")
+    if path.exists() and not path.stat().st_mode & 0o222:
+        raise LookupTableError(f"table: {str(path)!r} is read-only; make it writable or name another --table")
+    return path
+
+
+def _new_file_mode() -> int:
+    """What a new file gets here: 0666 less the umask (0644 under the usual 022)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    """An exclusive lock on a table for as long as a read-record-write takes (``flock`` on a file beside it)."""
+    lock = path.with_name(f".{path.name}.lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, _new_file_mode())
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
 
 
 @dataclass(frozen=True)
@@ -77,8 +117,9 @@ class LookupTable:
         return cls(frame[COLUMNS])
 
     def save(self, path: str | Path | None = None) -> Path:
-        path = Path(path or default_path())
-        path.parent.mkdir(parents=True, exist_ok=True)
+        """Write the table atomically (a temporary file renamed over the old one), keeping its mode."""
+        path = writable(path)
+        mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else _new_file_mode()
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         os.close(fd)
         try:
@@ -86,11 +127,23 @@ class LookupTable:
                 self.frame.to_parquet(tmp, index=False)
             else:
                 self.frame.to_csv(tmp, index=False)
+            os.chmod(tmp, mode)
             os.replace(tmp, path)
         finally:
             if os.path.exists(tmp):
                 os.unlink(tmp)
         return path
+
+    @classmethod
+    def update(cls, path: str | Path | None, rows: list[dict]) -> Path:
+        """Record ``rows`` (keyword arguments of :meth:`record`) in the table at ``path`` under its lock:
+        read, record, write, with no other process between."""
+        path = writable(path)
+        with _locked(path):
+            table = cls.read(path)
+            for row in rows:
+                table.record(**row)
+            return table.save(path)
 
     def record(self, *, device, kernel, dtype, size, case, params, median_ms, predicted_ms=None, peer=None,
                peer_ms=None, objective="measure", study="") -> bool:

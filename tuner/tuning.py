@@ -3,6 +3,7 @@ best in the lookup table."""
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from ..costmodel.errors import MemtuneError
 from ..kernels import GPUUnavailableError
@@ -10,15 +11,16 @@ from ..kernels.device import cupy
 from ..kernels.timing import Device
 from .errors import TunerError
 from .family import FamilyProblem, problem_of
-from .lookup import LookupTable
+from .lookup_table import LookupTable, writable
 from .model import DEFAULT_DEVICE, load_model
 from .objectives import FamilyObjective, Grid, MeasureObjective, ModelObjective, ReplayObjective
 from .objectives.model import model_device
 from .options import TuneOptions
-from .problem import Problem
+from .problems import Problem
+from .result import StudyResult
 from .storage import open_storage
-from .study import Study, StudyResult, default_study_name
-from .workers import Workers, pin_to, visible_gpus
+from .study import Study, default_study_name
+from .workers import LeaderWatch, Workers, pin_to, visible_gpus
 
 MODEL_DEVICE = DEFAULT_DEVICE     # the model objective's default machine file (shipped)
 
@@ -71,7 +73,7 @@ def _objective(problem: Problem, kind: str, shared: dict, repeats: int, time_lim
     return ModelObjective(problem, shared["model"])
 
 
-def tune(problem, options: TuneOptions | None = None, *, record: bool = True, **settings) -> StudyResult:
+def tune(problem, options: TuneOptions | None = None, *, record: bool = True, stop=None, **settings) -> StudyResult:
     """Run (or resume) a study of a kernel or a family and record its best measured configuration (for a
     family, also each algorithm's best) in the lookup table.
 
@@ -79,8 +81,10 @@ def tune(problem, options: TuneOptions | None = None, *, record: bool = True, **
     ``workers`` > 1 the one study runs in that many processes on its storage, one per GPU of this host
     (round-robin where there are fewer GPUs, plain processes where there are none): this process is the
     first of them, then reads the whole study's result and records it. ``record=False`` leaves the
-    lookup table alone (a helper worker's run)."""
+    lookup table alone (a helper worker's run); ``stop`` (an event) ends the study after the trial in hand."""
     options = (options or TuneOptions()).with_settings(**settings)
+    if record and objective_kind(options) != "model":
+        writable(options.table)                       # a table that cannot take the answer: said before the study
     helpers = None
     if options.workers > 1:
         gpus = visible_gpus()
@@ -93,37 +97,44 @@ def tune(problem, options: TuneOptions | None = None, *, record: bool = True, **
     model = load_model(MODEL_DEVICE if objective.name == "model" else objective.device, options.calibration)
     runner = Study(problem, objective, model, storage=options.storage, name=options.study, strategy=options.strategy,
                    seed=options.seed)
-    result = runner.run(options.trials, options.progress, peer=record)   # a helper's result is never read
+    try:
+        result = runner.run(options.trials, options.progress, peer=record, stop=stop)   # a helper's is never read
+    except BaseException:
+        if helpers is not None:
+            helpers.terminate()           # no helper runs on without its leader
+        raise
     if helpers is not None:
         helpers.join()
         result = runner.result()
     if record and result.best_params is not None and objective.name != "model":
-        _record(problem, result, objective.name, options.table)
+        result.table = str(_record(problem, result, objective.name, options.table))
     return result
 
 
-def _record(problem, result: StudyResult, objective: str, table: str | None) -> None:
-    """The study's best, and for a family each algorithm's best, in the lookup table."""
-    lookup = LookupTable.read(table)
+def _record(problem, result: StudyResult, objective: str, table: str | None) -> Path:
+    """The study's best, and for a family each algorithm's best, in the lookup table; where it went."""
+    rows = []
     for name, best in result.by_algorithm.items():
         member = getattr(problem, "candidates", {}).get(name)
         if member is not None and best["ms"] is not None:
-            lookup.record(device=result.device, kernel=name, dtype=problem.dtype, size=problem.size,
-                          case=member.case, params=best["params"], median_ms=best["ms"],
-                          objective=objective, study=result.study)
-    lookup.record(device=result.device, kernel=problem.name, dtype=problem.dtype, size=problem.size,
-                  case=problem.case, params=result.best_params, median_ms=result.best_ms,
-                  predicted_ms=result.predicted_ms, peer=result.peer, peer_ms=result.peer_ms,
-                  objective=objective, study=result.study)
-    lookup.save(table)
+            rows.append(dict(device=result.device, kernel=name, dtype=problem.dtype, size=problem.size,
+                             case=member.case, params=best["params"], median_ms=best["ms"],
+                             objective=objective, study=result.study))
+    rows.append(dict(device=result.device, kernel=problem.name, dtype=problem.dtype, size=problem.size,
+                     case=problem.case, params=result.best_params, median_ms=result.best_ms,
+                     predicted_ms=result.predicted_ms, peer=result.peer, peer_ms=result.peer_ms,
+                     objective=objective, study=result.study))
+    return LookupTable.update(table, rows)
 
 
-def _helper(spec: dict, options: TuneOptions, index: int, gpu: str | None) -> None:
-    """Helper worker ``index`` of a study (a process of its own, started by :class:`Workers`)."""
+def _helper(spec: dict, options: TuneOptions, index: int, gpu: str | None, leader: int) -> None:
+    """Helper worker ``index`` of a study (a process of its own, started by :class:`Workers`); it stops
+    after the trial in hand once its leader's process is gone."""
     pin_to(gpu)
+    watch = LeaderWatch(leader)
     try:
         tune(problem_of(spec["name"], spec["size"], spec["dtype"], **spec["case"]),
-             options.for_worker(index).with_settings(workers=1), record=False)
+             options.for_worker(index).with_settings(workers=1), record=False, stop=watch.stopped)
     except MemtuneError as exc:
         sys.stderr.write(f"memtune worker {index}: {exc}\n")
         raise SystemExit(2) from None
