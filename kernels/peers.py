@@ -101,7 +101,7 @@ class ReductionPeer(Peer):
 
     def _inputs(self, size, dtype, seed) -> Inputs:
         a = np.random.default_rng(seed).standard_normal(size).astype(dtype_of(dtype))
-        return self.bind({"a": cupy().asarray(a)}, dtype, **case).with_host(seed, a=a)
+        return self.bind({"a": cupy().asarray(a)}, dtype).with_host(seed, a=a)
 
     def bind(self, data, dtype, **case) -> Inputs:
         size = data["a"].size
