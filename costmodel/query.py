@@ -49,6 +49,9 @@ def split_options(name: str, values) -> tuple[dict, dict]:
                                        f"got {type(values).__name__} {values!r}"[:200])
     allowed = registry.options(name)
     opts = {k: v for k, v in values.items() if k in allowed}
+    for k, v in opts.items():
+        if not isinstance(v, str) or v not in allowed[k]:
+            raise ParameterError(k, f"must be one of {', '.join(allowed[k])}, got {v!r}")
     nums = {k: finite_number(str(k), v) for k, v in values.items() if k not in allowed}
     return opts, nums
 
