@@ -6,7 +6,9 @@ identical, random, transpose (n = n̄²), shuffle and bit-reversal (n = 2^m).
 """
 from __future__ import annotations
 
+import functools
 import math
+import os
 
 import numpy as np
 
@@ -118,6 +120,21 @@ def validate(perm, what: str = "perm", xp=None):
 def load(path: str) -> np.ndarray:
     """A permutation from a ``.npy`` file (no pickles), validated."""
     return validate(load_npy(path, "perm"), f"perm {path!r}")
+
+
+def check_file(path: str, n: int) -> None:
+    """That ``path`` holds a permutation of ``n`` elements: read and validated once per file version
+    (a family checks it for each of its algorithms)."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        stat = None
+    _checked(path, None if stat is None else (stat.st_mtime_ns, stat.st_size), n)
+
+
+@functools.lru_cache(maxsize=16)
+def _checked(path: str, version, n: int) -> None:
+    resolve(path, n)
 
 
 def resolve(spec: str, n: int | None, seed: int | None = 0) -> np.ndarray:

@@ -140,7 +140,7 @@ class Kernel:
         out = {**self.default_case, **case}
         for key, value in out.items():
             if key == "perm" and isinstance(value, str) and value.endswith(".npy"):
-                perms.resolve(value, size)                  # a permutation of n elements, or one line why not
+                perms.check_file(value, size)               # a permutation of n elements, or one line why not
             elif key in self.case_values and value not in self.case_values[key]:
                 allowed = self.case_values[key]
                 shown = f"{allowed[0]}..{allowed[-1]}" if all(isinstance(v, int) for v in allowed) else ", ".join(allowed)

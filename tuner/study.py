@@ -83,6 +83,7 @@ class Study:
         if strategy not in STRATEGIES:
             raise TunerError(f"strategy: must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
         self.problem, self.objective, self.model, self.guide = problem, objective, model, guide
+        self._predicted: dict[str, float] = {}
         self.points = problem.points()
         if not self.points:
             raise TunerError(f"{problem.describe()}: no feasible configuration in its search space")
@@ -103,7 +104,12 @@ class Study:
 
     # -- the model ------------------------------------------------------------------------------
     def predict(self, params: dict) -> float:
-        return self.problem.predict_ms(self.model, params)
+        """The model's time of a configuration, computed once a study (the sampler's ranking, the queue of
+        the model's picks and the result's accounting all ask for every point)."""
+        key = config_key(params)
+        if key not in self._predicted:
+            self._predicted[key] = self.problem.predict_ms(self.model, params)
+        return self._predicted[key]
 
     def lower_bound(self, params: dict) -> float:
         return self.problem.lower_bound_ms(self.model, params)
@@ -243,10 +249,12 @@ class Study:
         with quiet():
             try:
                 while idle < MAX_IDLE_ASKS and not (stop is not None and stop.is_set()):
-                    fail_zombies(self.study)          # a dead worker's trial on this host: failed at once
                     self._fail_stale()                # on another host: once its heartbeat is older than the grace
                     self._read_ruled_out()
-                    now = _Progress.of(self.study.get_trials(deepcopy=False))
+                    seen = self.study.get_trials(deepcopy=False)
+                    if fail_zombies(self.study, seen):     # a dead worker's trial on this host: failed at once
+                        seen = self.study.get_trials(deepcopy=False)
+                    now = _Progress.of(seen)
                     bar.update(min(now.done, trials) - bar.n)
                     if target_ms is not None and now.best is not None and now.best <= target_ms:
                         break

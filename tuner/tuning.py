@@ -83,7 +83,8 @@ def tune(problem, options: TuneOptions | None = None, *, record: bool = True, st
     first of them, then reads the whole study's result and records it. ``record=False`` leaves the
     lookup table alone (a helper worker's run); ``stop`` (an event) ends the study after the trial in hand."""
     options = (options or TuneOptions()).with_settings(**settings)
-    if record and objective_kind(options) != "model":
+    options = options.with_settings(objective=objective_kind(options))   # auto decided once, for every worker
+    if record and options.objective != "model":
         writable(options.table)                       # a table that cannot take the answer: said before the study
     helpers = None
     if options.workers > 1:

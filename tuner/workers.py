@@ -61,12 +61,14 @@ def is_dead(trial, now: datetime | None = None) -> bool:
     return host == HOST and pid.isdigit() and int(pid) != os.getpid() and not _process_exists(int(pid))
 
 
-def fail_zombies(study) -> list[int]:
-    """Fail every RUNNING trial whose worker is dead and queue its configuration again; the numbers failed."""
+def fail_zombies(study, trials=None) -> list[int]:
+    """Fail every RUNNING trial whose worker is dead and queue its configuration again; the numbers failed.
+    ``trials``: the study's trials as the caller has just read them (else read here)."""
     storage, failed = study._storage, []
     now = datetime.now()
-    for t in study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,)):
-        if not is_dead(t, now):
+    running = optuna.trial.TrialState.RUNNING
+    for t in (study.get_trials(deepcopy=False, states=(running,)) if trials is None else trials):
+        if t.state != running or not is_dead(t, now):
             continue
         storage.set_trial_user_attr(t._trial_id, "zombie", f"worker {t.user_attrs.get('worker', 'unmarked')} died")
         try:

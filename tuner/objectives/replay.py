@@ -7,6 +7,7 @@ H200 ship with memtune (``tuner/grids/<device>.csv``), and a replay with no grid
 """
 from __future__ import annotations
 
+import functools
 import json
 from importlib import resources
 from pathlib import Path
@@ -52,13 +53,13 @@ class Grid:
 
     @classmethod
     def shipped(cls, device: str) -> "Grid":
-        """The exhaustive grid recorded on ``device`` that ships with memtune."""
+        """The exhaustive grid recorded on ``device`` that ships with memtune (read once: it cannot change)."""
         folder = resources.files("memtune.tuner").joinpath("grids")
         paths = {p.name[:-4]: p for p in folder.iterdir() if p.name.endswith(".csv")}
         hit = match_device(slug(device), paths)
         if hit is None:
             raise TunerError(f"grid: none ships for {device!r} (shipped: {', '.join(sorted(paths))}); give --grid")
-        return cls.read(Path(str(paths[hit])))
+        return _read_shipped(str(paths[hit]))
 
     def rows(self, kernel: str, size: int, dtype: str):
         f = self.frame
@@ -85,6 +86,11 @@ class Grid:
         if not times:
             raise TunerError(f"grid {self.origin}: no successful measurement of {kernel} at size {size} ({dtype})")
         return min(times)
+
+
+@functools.lru_cache(maxsize=None)
+def _read_shipped(path: str) -> Grid:
+    return Grid.read(Path(path))
 
 
 class ReplayObjective(Objective):
