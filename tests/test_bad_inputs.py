@@ -4,6 +4,7 @@ wrong in Python, a cap with its value where a size or a range could exhaust memo
 property test of the Python API on random arguments (memtune.run and its helpers, choose, cost,
 kernels.get(...).make_inputs, tuner.problem): never a traceback of ours, never a hang."""
 import io
+import json
 import os
 import stat
 from contextlib import redirect_stderr, redirect_stdout
@@ -119,7 +120,9 @@ def test_tune_and_lookup_take_a_permutation_from_a_file(tmp_path):
                           "--objective", "model", "--trials", "3", "--storage", ":memory:")
     assert code == 0 and "best parameters" in out, err
     code, out, err = _cli("lookup", "permutation", "--n", str(1 << 16), "--case", f"perm={perm}", "--json")
-    assert code == 0, err
+    answer = json.loads(out)
+    assert code == 0 and answer["source"] == "model", err                 # nobody measured this permutation
+    assert answer["params"]["algorithm"] in tuner.FAMILIES["permutation"].algorithms
     code, out, err = _cli("lookup", "permutation", "--n", str(1 << 10), "--case", f"perm={perm}")
     assert code == 2 and "error: n:" in err and "65536 elements" in err
 
