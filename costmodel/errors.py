@@ -9,6 +9,10 @@ class MemtuneError(Exception):
     """Base class of every error memtune raises on purpose."""
 
 
+class MemtuneWarning(UserWarning):
+    """Base class of the warnings memtune gives on purpose (the CLI prints each as one line)."""
+
+
 class ParameterError(MemtuneError, ValueError):
     """A model or algorithm parameter is out of its domain (e.g. w = 0)."""
 

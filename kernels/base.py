@@ -10,9 +10,11 @@ model's contract, :class:`memtune.costmodel.contracts.CostedKernel`.
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -23,7 +25,7 @@ from ..costmodel.errors import ParameterError
 from ..costmodel.physical.launch import Plan
 from ..costmodel.space import Limits, SearchSpace
 from ..costmodel.validation import problem_size
-from .device import cupy
+from .device import cupy, source_digest
 from .errors import KernelLaunchError
 from .executor import run_plan
 
@@ -175,6 +177,17 @@ class Kernel:
             raise ParameterError(named[-1] if named else "params", f"{self.name}: {reason} for {out}")
         return out
 
+    @property
+    def source_hash(self) -> str:
+        """A hash of the CUDA sources this kernel runs (its module's ``SOURCES``, else its ``SOURCE``, with the
+        headers they include); a CuPy operation hashes its own name: a table row with another hash was
+        measured with other code."""
+        module = sys.modules[type(self).__module__]
+        files = getattr(module, "SOURCES", None) or ((module.SOURCE,) if hasattr(module, "SOURCE") else ())
+        if self.peer or not files:
+            return hashlib.sha256(f"cupy:{self.name}".encode()).hexdigest()[:12]
+        return hashlib.sha256(" ".join(source_digest(f) for f in files).encode()).hexdigest()[:12]
+
     # -- the cost model's contract (memtune.costmodel.contracts.CostedKernel) ---------------------
     def model_values(self, size: int, params: dict, case: dict, limits: Limits) -> dict:
         """Values of the algorithm's parameters (besides w, l, L) for this size and configuration."""
@@ -229,7 +242,8 @@ class Kernel:
         """The problem's input and output fit the device's free memory and the host's (where the reference
         copy lives): a ParameterError saying how much is needed, not an allocation failure halfway."""
         need = self.compulsory_bytes(size, dtype_of(dtype).itemsize)
-        free = cupy().cuda.runtime.memGetInfo()[0]
+        cp = cupy()
+        free = cp.cuda.runtime.memGetInfo()[0] + cp.get_default_memory_pool().free_bytes()   # the pool's cache is free
         if need > free:
             raise ParameterError("n", f"{self.name} at n = {size} needs {need / 2 ** 30:.1f} GiB on the device; "
                                       f"{free / 2 ** 30:.1f} GiB are free")

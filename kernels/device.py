@@ -6,6 +6,8 @@ nothing here imports CuPy until a kernel runs, so the package imports without Cu
 from __future__ import annotations
 
 import functools
+import hashlib
+import re
 from importlib import resources
 
 from .errors import GPUUnavailableError, KernelLaunchError
@@ -32,6 +34,23 @@ def cupy():
 @functools.lru_cache(maxsize=None)
 def source(filename: str) -> str:
     return resources.files(PACKAGE).joinpath(filename).read_text(encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=None)
+def source_digest(filename: str) -> str:
+    """A short hash of ``kernels/<filename>`` and every header it includes (``#include "x"``), so a table
+    row measured with an older source of the kernel is known stale."""
+    digest = hashlib.sha256()
+    pending, seen = [filename], set()
+    while pending:
+        name = pending.pop(0)
+        if name in seen:
+            continue
+        seen.add(name)
+        text = source(name)
+        digest.update(name.encode() + b"\0" + text.encode())
+        pending += re.findall(r'^\s*#include\s+"([^"]+)"', text, flags=re.M)
+    return digest.hexdigest()[:12]
 
 
 def compiles_per_kernel(filename: str) -> bool:

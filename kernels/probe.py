@@ -7,6 +7,7 @@ model's launch plans name.
 """
 from __future__ import annotations
 
+import os
 import statistics
 import time
 
@@ -266,12 +267,19 @@ def attributes() -> dict[str, Quantity]:
 
 
 def kernel_resources(functions) -> dict[str, KernelResources]:
-    """Registers, static shared and local memory of each named kernel function, as CuPy compiled it."""
-    out = {}
-    for source, name in sorted(functions):
-        fn = function(source, name)
-        out[name] = KernelResources(int(fn.num_regs), int(fn.shared_size_bytes), int(fn.local_size_bytes))
-    return out
+    """Registers, static shared and local memory of each named kernel function, as CuPy compiled it. The
+    compilations (most of a first probe's time) run in threads: NVRTC works without the interpreter's lock."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    device = cupy().cuda.Device().id
+
+    def resources(item):
+        cupy().cuda.Device(device).use()
+        fn = function(*item)
+        return item[1], KernelResources(int(fn.num_regs), int(fn.shared_size_bytes), int(fn.local_size_bytes))
+
+    with ThreadPoolExecutor(max_workers=min(16, os.cpu_count() or 1)) as pool:
+        return dict(pool.map(resources, sorted(functions)))
 
 
 def device_name() -> str:

@@ -16,6 +16,7 @@ from .executor import next_epoch_launch
 from .hmm_permutation import fitting_tile, transpose_launch
 
 SOURCE = "sat.cu"
+SOURCES = (SOURCE, "hmm_permutation.cu")      # (1+r)R1W's transposes are the HMM transpose's kernels
 W = 32
 R_VALUES = (0.0, 0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.8)
 REGION = {"whole": 0, "first": 1, "last": 2}     # the region_* kernels' mode: the matrix, or a corner triangle

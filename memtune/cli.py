@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
 
 from . import __version__
 from .commands import COMMANDS
@@ -62,8 +63,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line_warnings() -> None:
+    """memtune's own warnings as one line on stderr (``memtune: warning: ...``); others as Python shows them."""
+    from .costmodel.errors import MemtuneWarning
+
+    shown = warnings.showwarning
+    if getattr(shown, "memtune", False):
+        return
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, MemtuneWarning):
+            sys.stderr.write(f"memtune: warning: {message}\n")
+        else:
+            shown(message, category, filename, lineno, file, line)
+    show.memtune = True
+    warnings.showwarning = show
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    _one_line_warnings()
     try:
         return int(args.handler(args) or 0)
     except MemtuneError as exc:

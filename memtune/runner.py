@@ -2,8 +2,8 @@
 
 ``memtune.run("sat", a)`` (or ``memtune.sat(a)``) picks the algorithm and parameters from the lookup
 tables (the user's, then the measured tables shipped with memtune) for this GPU, dtype and size
-(the nearest recorded size where this one is not recorded, else the physical model's pick) and runs
-it. Algorithms that need work per input beyond the run (the scheduled permutation's schedule takes
+(between recorded sizes, the model corrected by the neighbours' measurements; on a GPU nobody
+recorded, the physical model's pick) and runs it. Algorithms that need work per input beyond the run (the scheduled permutation's schedule takes
 seconds) are left out. The choice is remembered per (problem, size, dtype, case, device) for the
 life of the process (:func:`forget` clears it), so a warm call costs a dictionary lookup.
 
@@ -32,7 +32,7 @@ _CPU_SAID = False
 class Choice:
     algorithm: str
     params: dict
-    source: str            # measured | nearest | model (the lookup's answer)
+    source: str            # measured | recorded | interpolated | model (the lookup's answer)
     median_ms: float | None
 
 

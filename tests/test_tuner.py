@@ -3,6 +3,7 @@ SQLite (two workers, resume after a killed worker), PostgreSQL, lookup tables an
 import collections
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -12,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import memtune
 from memtune import kernels, tuner
 from memtune.costmodel.errors import ParameterError
 from memtune.costmodel.space import Limits, SearchSpace
@@ -571,7 +573,7 @@ def test_lookup_table_record_merge_query_and_atomic_save(tmp_path):
     b.record(device="GPU B", kernel="hmm_transpose", dtype="float32", size=1 << 24, case={}, params={"rows": 16},
              median_ms=0.3)
     b.record(device="GPU A", kernel="hmm_transpose", dtype="float32", size=1 << 20, case={}, params={"rows": 32},
-             median_ms=0.01)
+             median_ms=0.01, best_of=5, space=56, thorough=True, runner_up_ms=0.011, iqr_ms=0.001)
     merged = tuner.LookupTable.merge(a, b)
     assert len(merged.frame) == 2
     path = merged.save(tmp_path / "t.csv")
@@ -579,8 +581,11 @@ def test_lookup_table_record_merge_query_and_atomic_save(tmp_path):
     table = tuner.LookupTable.read(path)
     exact = table.query("hmm_transpose", 1 << 20, device="GPU A")
     assert exact.source == "measured" and exact.params == {"rows": 32} and exact.median_ms == 0.01
-    near = table.query("hmm_transpose", 1 << 23, device="gpu b")
-    assert near.source == "nearest" and near.recorded_size == 1 << 24
+    assert (exact.best_of, exact.space, exact.runner_up_ms, exact.iqr_ms) == (5, 56, 0.011, 0.001)
+    assert exact.version == memtune.__version__ and re.fullmatch(r"\d{4}-\d\d-\d\dT.*", exact.recorded)
+    one = table.query("hmm_transpose", 1 << 24, device="gpu b")      # one configuration measured: said so
+    assert one.source == "recorded" and one.best_of == 1 and "fewer than a search of 4" in one.note
+    assert table.query("hmm_transpose", 1 << 23, device="gpu b") is None        # exactly this size, or nothing
     assert table.query("hmm_transpose", 1 << 20, device="GPU C") is None
 
 
@@ -595,7 +600,10 @@ def test_cli_tune_then_lookup(run_cli, tmp_path):
     assert code == 0 and answer["source"] == "measured" and answer["device"] == "Test GPU"
     assert answer["params"] == result["best_params"]
     code, out, err = run_cli("lookup", "sat_1pr1w", "--n", str(2048 ** 2), "--json", "--no-shipped")
-    assert json.loads(out)["source"] == "nearest" and json.loads(out)["device"] == "Test GPU"
+    between = json.loads(out)
+    assert between["source"] == "interpolated" and between["device"] == "Test GPU" and between["median_ms"] is None
+    assert between["between"] == [4096 ** 2]
+    assert between["predicted_ms"] > 0
     code, out, err = run_cli("lookup", "sat_1pr1w", "--n", str(2048 ** 2), "--json")   # the shipped H100 table
     assert json.loads(out)["source"] == "measured" and json.loads(out)["device"] == "NVIDIA H100 80GB HBM3"
     code, out, err = run_cli("lookup", "hmm_transpose", "--n", str(1 << 20), "--no-shipped")

@@ -164,6 +164,15 @@ class FamilyProblem:
     def accepts(self, readable: dict) -> bool:
         return readable.get(ALGORITHM) in self.candidates
 
+    def joined(self, readable: dict) -> dict:
+        """A configuration as :meth:`readable` writes it, back in the study's form."""
+        own = {k: v for k, v in readable.items() if k != ALGORITHM}
+        return self._joined(readable[ALGORITHM], own)
+
+    def member_of(self, readable: dict) -> tuple[str, Problem]:
+        """(kernel, its problem) of a readable configuration."""
+        return readable[ALGORITHM], self.candidates[readable[ALGORITHM]]
+
 
 def family_problem(name: str, size: int, dtype: str = "float32", **case) -> FamilyProblem:
     """The family problem ``name``; algorithms that cannot take the size or the case are excluded, said why."""

@@ -5,10 +5,16 @@ ends in .parquet). Writes go to a temporary file in the same folder and are rena
 old one, so a reader never sees half a table; the file keeps its mode (a new one gets what the
 umask allows), and a read-only table is refused, never replaced. :meth:`LookupTable.update` reads,
 records and writes under an exclusive lock (a lock file beside the table), so processes recording
-at once lose no row. Tables from several devices merge; for a key that
-appears twice the faster measurement wins. A query answers with the parameters, the time and
-where they come from: ``measured`` (that exact size), ``nearest`` (the nearest recorded size on
-that device, said so) or ``model`` (no record: the model's best prediction).
+at once lose no row. Tables from several devices merge; for a key that appears twice the faster
+measurement wins.
+
+Every row says how far it can be trusted: how many configurations were measured (``best_of``) out
+of how many feasible ones (``space``), whether every algorithm got at least :data:`MIN_SEARCH` of
+them or its whole space (``thorough``), the runner-up's time, the spread of the best's repeats, the
+model's prediction, the date, memtune's version and a hash of the kernel's source. A row whose hash
+is not the kernel's today was measured with other code: it is stale, and a query leaves it out.
+Beside a table, ``<name>.trials.csv`` keeps every configuration its builds measured, which the
+answers between recorded sizes (:mod:`.interpolate`) learn the model's error from.
 """
 from __future__ import annotations
 
@@ -16,11 +22,11 @@ import contextlib
 import fcntl
 import functools
 import json
-import math
 import os
 import re
 import stat
 import tempfile
+import warnings
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib import resources
@@ -28,16 +34,28 @@ from pathlib import Path
 
 import numpy as np
 
-from ..costmodel.errors import ParameterError
+from ..costmodel.errors import MemtuneWarning
 from .errors import LookupTableError
 from .storage import data_dir
 
 KEY = ["device", "kernel", "dtype", "size", "case"]
-COLUMNS = KEY + ["params", "median_ms", "predicted_ms", "peer", "peer_ms", "objective", "study", "recorded"]
+# provenance columns, and what a table written before they existed holds in them
+PROVENANCE = {"best_of": 0, "space": 0, "thorough": False, "runner_up_ms": None, "iqr_ms": None, "version": "",
+              "source_hash": ""}
+COLUMNS = KEY + ["params", "median_ms", "predicted_ms", "peer", "peer_ms", "objective", "study", "recorded",
+                 *PROVENANCE]
+TRIAL_COLUMNS = KEY + ["params", "median_ms"]
+MIN_SEARCH = 4        # configurations per algorithm (or its whole space) behind a ``measured`` answer
+TRIALS_SUFFIX = ".trials.csv"
 
 
 def default_path() -> Path:
     return data_dir() / "lookup.csv"
+
+
+def trials_path(path: Path) -> Path:
+    """Where the configurations measured for the table at ``path`` are kept: ``<stem>.trials.csv`` beside it."""
+    return path.with_name(path.name.rsplit(".", 1)[0] + TRIALS_SUFFIX)
 
 
 def writable(path: str | Path | None) -> Path:
@@ -74,8 +92,31 @@ def _locked(path: Path):
         os.close(fd)
 
 
+def _atomic_write(frame, path: Path) -> None:
+    """Write ``frame`` to ``path`` through a temporary file renamed over it, keeping the file's mode."""
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else _new_file_mode()
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        if path.suffix == ".parquet":
+            frame.to_parquet(tmp, index=False)
+        else:
+            frame.to_csv(tmp, index=False)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
 @dataclass(frozen=True)
 class Answer:
+    """A lookup's answer. ``source``: ``measured`` (the best of a search at this size: at least
+    :data:`MIN_SEARCH` configurations per algorithm, or all of them), ``recorded`` (measured at this
+    size, but fewer configurations compared: ``best_of`` says how many), ``interpolated`` (not recorded
+    at this size: ranked by the model corrected with the measurements at ``between``, the nearest
+    recorded sizes; ``predicted_ms`` is its time at this size) or ``model`` (the model's pick)."""
+
     kernel: str
     size: int
     dtype: str
@@ -83,84 +124,128 @@ class Answer:
     params: dict
     median_ms: float | None
     predicted_ms: float | None
-    source: str            # measured | nearest | model
+    source: str
     recorded_size: int | None = None
+    best_of: int = 0
+    space: int = 0
+    runner_up_ms: float | None = None
+    iqr_ms: float | None = None
+    recorded: str = ""
+    version: str = ""
+    between: tuple = ()
+    note: str = ""
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        return {**self.__dict__, "between": list(self.between)}
+
+
+def number(value) -> float | None:
+    """A table cell as a float, None where it is empty."""
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return value if value == value else None
+
+
+@functools.lru_cache(maxsize=None)
+def current_hash(kernel: str) -> str | None:
+    """The source hash of a kernel today; None for a name no kernel has."""
+    from .. import kernels
+
+    return kernels.KERNELS[kernel].source_hash if kernel in kernels.KERNELS else None
+
+
+def row_hash_now(kernel: str, params: str) -> str | None:
+    """What a row's ``source_hash`` must be today: the kernel's, or for a family the hash of the algorithm
+    its parameters name."""
+    from .family import ALGORITHM, FAMILIES
+
+    if kernel in FAMILIES:
+        kernel = json.loads(params or "{}").get(ALGORITHM, "")
+    return current_hash(kernel)
 
 
 class LookupTable:
-    def __init__(self, frame=None):
+    def __init__(self, frame=None, trials=None):
         import pandas as pd
 
         self.frame = frame if frame is not None else pd.DataFrame(columns=COLUMNS)
+        self.trials = trials if trials is not None else pd.DataFrame(columns=TRIAL_COLUMNS)
 
     @classmethod
     def read(cls, path: str | Path | None = None, must_exist: bool = False) -> "LookupTable":
-        """The table at ``path`` (default: the data directory's); a missing default table is empty."""
-        import pandas as pd
-
+        """The table at ``path`` (default: the data directory's) with its trials; a missing default table is
+        empty. A table written before the provenance columns existed reads with them empty."""
         path = Path(path or default_path())
         if not path.exists():
             if must_exist:
                 raise LookupTableError(f"table: no file {str(path)!r}")
             return cls()
-        try:
-            frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path, keep_default_na=False)
-        except Exception as exc:
-            raise LookupTableError(f"lookup table {path}: unreadable ({type(exc).__name__}: {exc})") from None
-        missing = sorted(set(COLUMNS) - set(frame.columns))
-        if missing:
-            raise LookupTableError(f"lookup table {path}: columns {missing} missing; is it a memtune lookup table?")
-        frame["size"] = frame["size"].astype(int)
-        return cls(frame[COLUMNS])
+        frame = _read_frame(path, COLUMNS[:COLUMNS.index("best_of")], "a memtune lookup table")
+        for column, empty in PROVENANCE.items():
+            if column not in frame.columns:
+                frame[column] = empty
+        for column in ("size", "best_of", "space"):
+            frame[column] = frame[column].replace("", 0).astype(int)
+        frame["thorough"] = frame["thorough"].map(lambda v: str(v).lower() == "true")
+        frame["source_hash"] = frame["source_hash"].astype(str)
+        trials = trials_path(path)
+        trials = _read_frame(trials, TRIAL_COLUMNS, "a memtune trials file") if trials.exists() else None
+        if trials is not None:
+            trials["size"] = trials["size"].astype(int)
+        return cls(frame[COLUMNS], trials)
 
     def save(self, path: str | Path | None = None) -> Path:
-        """Write the table atomically (a temporary file renamed over the old one), keeping its mode."""
+        """Write the table (and its trials, where it has some) atomically, keeping their modes."""
         path = writable(path)
-        mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else _new_file_mode()
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        os.close(fd)
-        try:
-            if path.suffix == ".parquet":
-                self.frame.to_parquet(tmp, index=False)
-            else:
-                self.frame.to_csv(tmp, index=False)
-            os.chmod(tmp, mode)
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        _atomic_write(self.frame[COLUMNS], path)
+        if len(self.trials):
+            _atomic_write(self.trials[TRIAL_COLUMNS], trials_path(path))
         return path
 
     @classmethod
-    def update(cls, path: str | Path | None, rows: list[dict]) -> Path:
-        """Record ``rows`` (keyword arguments of :meth:`record`) in the table at ``path`` under its lock:
-        read, record, write, with no other process between."""
+    def update(cls, path: str | Path | None, rows: list[dict], trials: list[dict] = ()) -> Path:
+        """Record ``rows`` (keyword arguments of :meth:`record`) and ``trials`` (measured configurations:
+        the keys of a row, its parameters and time) in the table at ``path`` under its lock: read, record,
+        write, with no other process between."""
+        import pandas as pd
+
         path = writable(path)
         with _locked(path):
             table = cls.read(path)
             for row in rows:
                 table.record(**row)
+            if trials:
+                new = pd.DataFrame([_trial_row(**t) for t in trials], columns=TRIAL_COLUMNS)
+                table.trials = pd.concat([table.trials, new], ignore_index=True).drop_duplicates(
+                    KEY + ["params"], keep="last")
             return table.save(path)
 
     def record(self, *, device, kernel, dtype, size, case, params, median_ms, predicted_ms=None, peer=None,
-               peer_ms=None, objective="measure", study="") -> bool:
-        """Keep this configuration if it is the first or the fastest for its key; True if kept."""
+               peer_ms=None, objective="measure", study="", best_of=1, space=0, thorough=False, runner_up_ms=None,
+               iqr_ms=None, version=None, source_hash=None) -> bool:
+        """Keep this configuration if it is the first or the fastest for its key, or if the row it would
+        replace was measured with another source of the kernel; True if kept."""
         import pandas as pd
+
+        from .. import __version__
 
         row = {"device": device, "kernel": kernel, "dtype": dtype, "size": int(size),
                "case": json.dumps(case, sort_keys=True), "params": json.dumps(params, sort_keys=True),
                "median_ms": float(median_ms), "predicted_ms": predicted_ms, "peer": peer or "",
                "peer_ms": peer_ms, "objective": objective, "study": study,
-               "recorded": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+               "recorded": datetime.now(timezone.utc).isoformat(timespec="seconds"), "best_of": int(best_of),
+               "space": int(space), "thorough": bool(thorough), "runner_up_ms": runner_up_ms, "iqr_ms": iqr_ms,
+               "version": version or __version__}
+        row["source_hash"] = source_hash or row_hash_now(kernel, row["params"]) or ""
         f = self.frame
         same = (f.device == device) & (f.kernel == kernel) & (f.dtype == dtype) & (f["size"] == int(size)) \
             & (f["case"] == row["case"])
-        if same.any() and float(f.loc[same, "median_ms"].min()) <= row["median_ms"]:
+        current = f[same & f.source_hash.isin(["", row["source_hash"]])]
+        if len(current) and float(current["median_ms"].astype(float).min()) <= row["median_ms"]:
             return False
-        self.frame = pd.concat([f[~same], pd.DataFrame([row])], ignore_index=True)
+        self.frame = pd.concat([f[~same], pd.DataFrame([row], columns=COLUMNS)], ignore_index=True)
         return True
 
     @classmethod
@@ -169,7 +254,8 @@ class LookupTable:
 
         frame = pd.concat([t.frame for t in tables], ignore_index=True)
         frame = frame.sort_values("median_ms").drop_duplicates(KEY, keep="first").sort_values(KEY)
-        return cls(frame.reset_index(drop=True))
+        trials = pd.concat([t.trials for t in tables], ignore_index=True).drop_duplicates(KEY + ["params"])
+        return cls(frame.reset_index(drop=True), trials.reset_index(drop=True))
 
     @classmethod
     def shipped(cls) -> "LookupTable":
@@ -177,28 +263,76 @@ class LookupTable:
         cannot change while memtune runs, so they are read once."""
         return _shipped()
 
-    def query(self, kernel: str, size: int, dtype: str = "float32", device: str | None = None,
-              case: dict | None = None, nearest: bool = True) -> Answer | None:
-        """The recorded best for this size, else (``nearest``) the nearest recorded size on a log scale;
-        None if nothing. ``device`` matches any part of the recorded name, ignoring case and punctuation."""
+    # -- queries --------------------------------------------------------------------------------
+    def rows(self, kernel: str, dtype: str, device: str | None = None, case: dict | None = None):
+        """The fresh rows of ``kernel`` in ``dtype`` (and ``case``, and on ``device``: any part of its name,
+        ignoring case and punctuation); stale rows are left out, and said once."""
         f = self.frame
         rows = f[(f.kernel == kernel) & (f.dtype == dtype)]
         if case is not None:
             rows = rows[rows["case"] == json.dumps(case, sort_keys=True)]
         if device:
             rows = rows[rows.device.map(lambda d: device_matches(device, d)).astype(bool)]
-        if not nearest:
-            rows = rows[rows["size"] == size]
         if rows.empty:
-            return None
-        distance = np.abs(np.log(rows["size"].astype(float)) - np.log(float(size)))
-        row = rows.loc[distance.idxmin()] if (rows["size"] != size).all() else \
-            rows[rows["size"] == size].sort_values("median_ms").iloc[0]
-        exact = int(row["size"]) == size
-        predicted = row["predicted_ms"]
-        return Answer(kernel, size, dtype, row.device, json.loads(row.params), float(row.median_ms),
-                      None if predicted in ("", None) or predicted != predicted else float(predicted),
-                      "measured" if exact else "nearest", int(row["size"]))
+            return rows
+        now = [row_hash_now(k, p) for k, p in zip(rows.kernel, rows.params)]
+        stale = np.array([h not in ("", n) for h, n in zip(rows.source_hash, now)], dtype=bool)
+        if stale.any():
+            _say_stale(int(stale.sum()), sorted(set(rows.kernel[stale])))
+        return rows[~stale]
+
+    def query(self, kernel: str, size: int, dtype: str = "float32", device: str | None = None,
+              case: dict | None = None) -> Answer | None:
+        """The recorded best for exactly this size (the fastest device's where ``device`` is None); None if
+        nothing fresh is recorded there."""
+        rows = self.rows(kernel, dtype, device, case)
+        rows = rows[rows["size"] == size]
+        return answer_of(rows.sort_values("median_ms").iloc[0]) if len(rows) else None
+
+
+def answer_of(row) -> Answer:
+    """A table row as the answer at its own size: ``measured`` where it is the best of a thorough search."""
+    thorough = str(row.thorough).lower() == "true"
+    best_of = int(row.best_of or 0)
+    return Answer(row.kernel, int(row["size"]), row["dtype"], row.device, json.loads(row.params), float(row.median_ms),
+                  number(row.predicted_ms), "measured" if thorough else "recorded", int(row["size"]), best_of,
+                  int(row.space or 0), number(row.runner_up_ms), number(row.iqr_ms), str(row.recorded),
+                  str(row.version), note="" if thorough else
+                  f"best of {best_of or 'an unknown number of'} measured configurations, fewer than a search of "
+                  f"{MIN_SEARCH} per algorithm")
+
+
+def _trial_row(*, device, kernel, dtype, size, case, params, median_ms) -> dict:
+    return {"device": device, "kernel": kernel, "dtype": dtype, "size": int(size),
+            "case": json.dumps(case, sort_keys=True), "params": json.dumps(params, sort_keys=True),
+            "median_ms": float(median_ms)}
+
+
+def _read_frame(path: Path, required: list[str], what: str):
+    import pandas as pd
+
+    try:
+        frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path, keep_default_na=False)
+    except Exception as exc:
+        raise LookupTableError(f"lookup table {path}: unreadable ({type(exc).__name__}: {exc})") from None
+    missing = sorted(set(required) - set(frame.columns))
+    if missing:
+        raise LookupTableError(f"lookup table {path}: columns {missing} missing; is it {what}?")
+    return frame
+
+
+class TableWarning(MemtuneWarning):
+    """A lookup table holds rows that cannot answer: they were measured with another source of the kernel."""
+
+
+_STALE_SAID: set = set()
+
+
+def _say_stale(count: int, names: list[str]) -> None:
+    if tuple(names) not in _STALE_SAID:
+        _STALE_SAID.add(tuple(names))
+        warnings.warn(f"{count} table rows of {', '.join(names)} were measured with another source of the kernel "
+                      "and are left out; rebuild them with `memtune tables build`", TableWarning, stacklevel=4)
 
 
 @functools.lru_cache(maxsize=1)
@@ -209,7 +343,10 @@ def _shipped() -> LookupTable:
 
 def shipped_paths() -> list[Path]:
     folder = resources.files("memtune.tuner").joinpath("tables")
-    return sorted(Path(str(p)) for p in folder.iterdir() if p.name.endswith(".csv")) if folder.is_dir() else []
+    if not folder.is_dir():
+        return []
+    return sorted(Path(str(p)) for p in folder.iterdir()
+                  if p.name.endswith(".csv") and not p.name.endswith(TRIALS_SUFFIX))
 
 
 def device_matches(asked: str, recorded: str) -> bool:
@@ -218,41 +355,6 @@ def device_matches(asked: str, recorded: str) -> bool:
     return squeeze(asked) in squeeze(recorded)
 
 
-def _recorded(problem, tables: list, device: str | None) -> Answer | None:
-    """This size before the nearest; at each, the problem's own rows (user's table first), then, for a
-    family whose row names a candidate it leaves out, its candidates' own rows."""
-    for nearest in (False, True):
-        for t in tables:
-            found = t.query(problem.name, problem.size, problem.dtype, device, problem.case, nearest=nearest)
-            if found and problem.accepts(found.params):
-                return found
-        found = _fastest_candidate(problem, tables, device, nearest)
-        if found:
-            return found
-    return None
-
-
-def _fastest_candidate(problem, tables: list, device: str | None, nearest: bool) -> Answer | None:
-    candidates = getattr(problem, "candidates", {})
-    answers = [a for name, member in candidates.items() for t in tables
-               if (a := t.query(name, problem.size, problem.dtype, device, member.case, nearest=nearest))]
-    if not answers:
-        return None
-    best = min(answers, key=lambda a: (abs(math.log(a.recorded_size / problem.size)), a.median_ms))
-    return Answer(problem.name, problem.size, problem.dtype, best.device, {"algorithm": best.kernel, **best.params},
-                  best.median_ms, None, best.source, best.recorded_size)
-
-
-def lookup(problem, table: LookupTable, model, device: str | None = None, shipped: bool = True) -> Answer:
-    """The answer of a lookup (a kernel or a family): the user's table, then the shipped ones, at this
-    size; else the nearest recorded size; else the model's best predicted configuration (for a family,
-    over every algorithm)."""
-    found = _recorded(problem, [table, LookupTable.shipped()] if shipped else [table], device)
-    if found:
-        return found
-    predicted = [(problem.predict_ms(model, p), p) for p in problem.points()]
-    predicted = [(ms, p) for ms, p in predicted if math.isfinite(ms)]
-    if not predicted:
-        raise ParameterError("name", f"{problem.describe()}: no feasible configuration the model can predict")
-    ms, best = min(predicted, key=lambda item: item[0])
-    return Answer(problem.name, problem.size, problem.dtype, device, problem.readable(best), None, ms, "model")
+def known_device(tables: list, device: str) -> bool:
+    """Whether any of ``tables`` holds a row measured on ``device``."""
+    return any(len(t.frame) and t.frame.device.map(lambda d: device_matches(device, d)).any() for t in tables)

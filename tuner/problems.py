@@ -112,6 +112,19 @@ class Problem:
         """Whether a recorded configuration (as :meth:`readable` writes it) is one of this problem's."""
         return True
 
+    def joined(self, readable: dict) -> dict:
+        """A configuration as :meth:`readable` writes it, back in the study's form."""
+        return dict(readable)
+
+    def member_of(self, readable: dict) -> tuple[str, "Problem"]:
+        """(kernel, its problem) of a readable configuration: this kernel."""
+        return self.name, self
+
+    @property
+    def candidates(self) -> dict:
+        """The kernels that solve this problem, by name: this one."""
+        return {self.name: self}
+
 
 def problem(name: str, size: int, dtype: str = "float32", **case) -> Problem:
     """The tuning problem of kernel ``name``; unknown names, sizes and cases are ParameterErrors."""

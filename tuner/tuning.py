@@ -11,7 +11,7 @@ from ..kernels.device import cupy
 from ..kernels.timing import Device
 from .errors import TunerError
 from .family import FamilyProblem, problem_of
-from .lookup_table import LookupTable, writable
+from .lookup_table import MIN_SEARCH, LookupTable, writable
 from .model import DEFAULT_DEVICE, load_model
 from .objectives import FamilyObjective, Grid, MeasureObjective, ModelObjective, ReplayObjective
 from .objectives.model import model_device
@@ -113,18 +113,27 @@ def tune(problem, options: TuneOptions | None = None, *, record: bool = True, st
 
 
 def _record(problem, result: StudyResult, objective: str, table: str | None) -> Path:
-    """The study's best, and for a family each algorithm's best, in the lookup table; where it went."""
-    rows = []
+    """The study's best, and for a family each algorithm's best, in the lookup table; where it went. Each row
+    says how many configurations it is the best of, of how many feasible ones."""
+    rows, spaces = [], {}
+    members = problem.candidates if isinstance(problem, FamilyProblem) else {}
     for name, best in result.by_algorithm.items():
-        member = getattr(problem, "candidates", {}).get(name)
+        member = members.get(name)
         if member is not None and best["ms"] is not None:
+            spaces[name] = len(member.points())
             rows.append(dict(device=result.device, kernel=name, dtype=problem.dtype, size=problem.size,
-                             case=member.case, params=best["params"], median_ms=best["ms"],
-                             objective=objective, study=result.study))
+                             case=member.case, params=best["params"], median_ms=best["ms"], objective=objective,
+                             study=result.study, best_of=best["runs"], space=spaces[name],
+                             thorough=best["runs"] >= min(MIN_SEARCH, spaces[name])))
+    ran = sorted(result.measured_order)
+    space = sum(len(m.points()) for m in members.values()) if members else len(problem.points())
+    thorough = all(row["thorough"] for row in rows) and len(rows) == len(members) if members else \
+        len(ran) >= min(MIN_SEARCH, space)
     rows.append(dict(device=result.device, kernel=problem.name, dtype=problem.dtype, size=problem.size,
                      case=problem.case, params=result.best_params, median_ms=result.best_ms,
                      predicted_ms=result.predicted_ms, peer=result.peer, peer_ms=result.peer_ms,
-                     objective=objective, study=result.study))
+                     objective=objective, study=result.study, best_of=len(ran), space=space, thorough=thorough,
+                     runner_up_ms=ran[1] if len(ran) > 1 else None))
     return LookupTable.update(table, rows)
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 from .common import add_json_flag, add_problem_arguments, print_json, problem_from
 
 NAME = "lookup"
-HELP = ("the best recorded algorithm and parameters for a family or kernel and size (measured, nearest size, "
-        "or the model's pick)")
+HELP = ("the best algorithm and parameters for a family or kernel and size: measured (the best of a search at "
+        "that size), interpolated between recorded sizes, or the model's pick")
 
 
 def add_arguments(parser):
@@ -29,10 +29,24 @@ def run(args) -> int:
         print_json(answer.to_dict())
         return 0
     params = ", ".join(f"{k}={v}" for k, v in answer.params.items()) or "(no tunables)"
-    where = {"measured": f"measured on {answer.device}",
-             "nearest": f"measured on {answer.device} at the nearest recorded size {answer.recorded_size}, not {answer.size}",
-             "model": f"no record: the model's pick ({cal.device})"}[answer.source]
-    time = f"{answer.median_ms:.4f} ms measured" if answer.median_ms is not None else \
-        f"{answer.predicted_ms:.4f} ms predicted"
-    print(f"{answer.kernel} n={answer.size} {answer.dtype}: {params}\n  {time}; source: {answer.source} ({where})")
+    print(f"{answer.kernel} n={answer.size} {answer.dtype}: {params}")
+    print(f"  {_time(answer)}; source: {answer.source} ({_where(answer)})")
     return 0
+
+
+def _time(answer) -> str:
+    if answer.median_ms is None:
+        return f"{answer.predicted_ms:.4f} ms predicted at this size"
+    extra = f", runner-up {answer.runner_up_ms:.4f} ms" if answer.runner_up_ms is not None else ""
+    spread = f", spread ±{answer.iqr_ms / answer.median_ms:.1%}" if answer.iqr_ms else ""
+    return f"{answer.median_ms:.4f} ms measured{spread}{extra}"
+
+
+def _where(answer) -> str:
+    if answer.source in ("measured", "recorded"):
+        when = f", {answer.recorded[:10]}" if answer.recorded else ""
+        version = f", memtune {answer.version}" if answer.version else ""
+        compared = f"best of {answer.best_of} of {answer.space} configurations" if answer.best_of else \
+            "configurations compared: unknown"
+        return f"{answer.device}; {compared}{when}{version}" + (f"; {answer.note}" if answer.note else "")
+    return answer.note or ""

@@ -16,15 +16,24 @@ from ..errors import TrialFailed, TunerError
 from .base import Objective, Outcome
 
 SAMPLE = 1 << 16
+REPEATS_BUDGET_MS = 1000.0
 TOLERANCE = {"float32": 1e-3, "float64": 1e-9}
 
 
 class MeasureObjective(Objective):
     name = "measure"
 
-    def __init__(self, problem, repeats: int = 20, time_limit_ms: float = 2000.0, verify: bool = True, seed: int = 0):
+    def __init__(self, problem, repeats: int = 20, time_limit_ms: float = 2000.0, verify: bool = True, seed: int = 0,
+                 like: "MeasureObjective | None" = None):
+        """``like``: the objective of another kernel on the same problem (a family's): its device arrays are
+        bound where this kernel takes them, not made again, and its reference sample is reused."""
         self.problem, self.repeats, self.limit, self.verify = problem, repeats, time_limit_ms, verify
         self.device = Device.current().name
+        self._reference = like._reference if isinstance(like, MeasureObjective) else None
+        self._peer = None
+        self.inputs = self._bound(like) if isinstance(like, MeasureObjective) else None
+        if self.inputs is not None:
+            return
         try:
             self.inputs = problem.kernel.make_inputs(problem.size, problem.dtype, seed, **problem.case)
         except KernelLaunchError as exc:
@@ -32,8 +41,20 @@ class MeasureObjective(Objective):
         except Exception as exc:   # out of device memory for the problem itself
             raise TunerError(f"measure: cannot build the inputs of {problem.kernel.name} at size {problem.size}: "
                              f"{type(exc).__name__}: {str(exc).splitlines()[0]}") from None
-        self._reference = None
-        self._peer = None
+
+    def _bound(self, like: "MeasureObjective"):
+        """This kernel's inputs around ``like``'s arrays (numpy copies it keeps go to the device); None where
+        the kernel does not bind them (it needs more than the arrays: a schedule)."""
+        cp = cupy()
+        data = dict(like.inputs.arrays)
+        data.update({k: cp.asarray(v) for k, v in like.inputs.host.items() if k not in data and isinstance(v, np.ndarray)})
+        case = {k: v for k, v in self.problem.case.items() if k != "v"}
+        try:
+            inputs = self.problem.kernel.bind(data, self.problem.dtype, **case)
+        except Exception:          # KernelLaunchError (no bind), a missing array, a case it does not take
+            return None
+        inputs.case.update(self.problem.case)
+        return inputs.with_host(like.inputs.seed, **like.inputs.host)
 
     def _sample(self, size: int):
         return self.problem.kernel.reference_sample(self.inputs, size, min(SAMPLE, size), np.random.default_rng(1))
@@ -57,6 +78,11 @@ class MeasureObjective(Objective):
         stop.synchronize()
         return out, cp.cuda.get_elapsed_time(start, stop)
 
+    def _repeats(self) -> int:
+        """The repeats of this configuration: all asked for, fewer (at least 5) where one run is so long that
+        they would take over :data:`REPEATS_BUDGET_MS` (its spread is then small against its time)."""
+        return max(min(5, self.repeats), min(self.repeats, int(REPEATS_BUDGET_MS / max(self._last_ms, 1e-3))))
+
     def _first_run(self, params):
         """One run under the time limit; a first run over it is repeated once if it compiled a kernel (a slow
         configuration is not run twice: at d = 1 one run can take seconds)."""
@@ -66,6 +92,7 @@ class MeasureObjective(Objective):
             out, elapsed = self._timed_run(params)
         if elapsed > self.limit:
             raise TrialFailed(f"time limit: a run took {elapsed:.1f} ms > {self.limit:.0f} ms")
+        self._last_ms = elapsed
         return out
 
     def __call__(self, params):
@@ -74,7 +101,7 @@ class MeasureObjective(Objective):
             out = self._first_run(params)
             if self.verify and hasattr(kernel, "reference"):
                 self._check(out)
-            row = measure(kernel, self.inputs, repeats=self.repeats, **params)
+            row = measure(kernel, self.inputs, repeats=self._repeats(), **params)
         except TrialFailed:
             raise
         except KernelLaunchError as exc:

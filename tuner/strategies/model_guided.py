@@ -1,8 +1,7 @@
 """Model-guided search: rank the untried configurations by the cost model's prediction,
 corrected by what has been measured so far.
 
-The correction is a Bayesian ridge regression of log(measured / predicted) on one indicator per
-(parameter, value) plus a constant, refitted after every measurement: a value that ran slower
+The correction (:mod:`..correction`) is refitted after every measurement: a value that ran slower
 than the model said makes every configuration with that value rank lower. Each proposal draws the
 correction from its posterior (Thompson sampling), so values never measured keep some chance of
 being tried while the measured good ones are exploited. Configurations the model cannot tell apart
@@ -18,11 +17,10 @@ import numpy as np
 import optuna
 from optuna.trial import TrialState
 
+from ..correction import Indicators, posterior
 from ..trials import config_key, trial_params
 
-RIDGE = 1.0
 JITTER = 0.01
-NOISE = 0.3          # prior spread (log scale) of a measurement around the corrected model
 
 
 class ModelGuidedSampler(optuna.samplers.BaseSampler):
@@ -34,18 +32,8 @@ class ModelGuidedSampler(optuna.samplers.BaseSampler):
         rng = np.random.default_rng(seed)
         self.rng = rng
         self.prior = np.log([max(predict(p), 1e-12) for p in points]) + JITTER * rng.standard_normal(len(points))
-        self.features = self._indicators(points)
+        self.features = Indicators.of(points).matrix(points)
         self._fallback = optuna.samplers.RandomSampler(seed=seed)
-
-    def _indicators(self, points):
-        self.columns = sorted({(k, config_key(p[k])) for p in points for k in p})
-        index = {c: i for i, c in enumerate(self.columns)}
-        x = np.zeros((len(points), len(self.columns) + 1))
-        x[:, -1] = 1.0
-        for row, p in enumerate(points):
-            for k in p:
-                x[row, index[(k, config_key(p[k]))]] = 1.0
-        return x
 
     def infer_relative_search_space(self, study, trial):
         return dict(self.distributions)
@@ -54,17 +42,8 @@ class ModelGuidedSampler(optuna.samplers.BaseSampler):
         if not done:
             return np.zeros(len(self.points))
         rows = np.array([i for i, _ in done])
-        y = np.log([v for _, v in done]) - self.prior[rows]
-        x = self.features[rows]
-        penalty = RIDGE * np.eye(x.shape[1])
-        penalty[-1, -1] = 1e-6                      # the constant is free
-        precision = x.T @ x + penalty
-        beta = np.linalg.solve(precision, x.T @ y)
-        resid = y - x @ beta
-        sigma2 = (NOISE ** 2 + float(resid @ resid)) / (1 + len(y))
-        cov = sigma2 * np.linalg.inv(precision)
-        draw = self.rng.multivariate_normal(beta, (cov + cov.T) / 2, method="cholesky")
-        return self.features @ draw
+        beta, cov = posterior(self.features[rows], np.log([v for _, v in done]) - self.prior[rows])
+        return self.features @ self.rng.multivariate_normal(beta, cov, method="cholesky")
 
     def sample_relative(self, study, trial, search_space):
         if not search_space or not self.points:

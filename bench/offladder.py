@@ -1,0 +1,97 @@
+"""Check the lookup between recorded sizes (GPU): at sizes off the ladder, is the answer within 5 % of
+the best of an exhaustive grid?
+
+For every family at three sizes no table recorded, the lookup's answer on the given table is written
+first (``offladder_answers.json``); then every configuration of every algorithm, and CuPy's own
+operations, are measured (``offladder_grid.csv``; output checked against numpy, medians of
+``--repeats``); ``offladder.json`` holds, per case, the answer's measured time over the best's.
+Run: ``python bench/offladder.py --table tuner/tables/<device>.csv [--out DIR] [--repeats R]``.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+import pandas as pd
+from common import setup
+
+from memtune import tuner
+from memtune.tuner import TrialFailed
+from memtune.tuner.family import family_problem
+from memtune.tuner.objectives import MeasureObjective
+
+ONE_D = (1 << 17, 3 << 19, 1 << 25)                       # 2^17, 1.5 * 2^20, 2^25: off the ladder's 4^k
+CASES = ([("prefix_sums", n, {}) for n in ONE_D] + [("sum", n, {}) for n in ONE_D]
+         + [("permutation", s * s, {"perm": "random"}) for s in (96, 768, 3072)]
+         + [("sat", s * s, {}) for s in (768, 3072, 6144)] + [("transpose", s * s, {}) for s in (768, 3072, 6144)]
+         + [("conv", s * s, {"v": 2}) for s in (768, 1536, 3072)] + [("matmul", s * s, {}) for s in (768, 1536, 3072)])
+TIME_LIMIT_MS = 200.0
+
+
+def answers(table, device: str) -> list[dict]:
+    out = []
+    for family, size, case in CASES:
+        problem = family_problem(family, size, "float32", **case)
+        answer = tuner.lookup(problem, table, tuner.load_model(device), device, shipped=False)
+        out.append({"family": family, "size": size, "case": case, "answer": answer.params, "source": answer.source,
+                    "predicted_ms": answer.predicted_ms, "between": list(answer.between)})
+    return out
+
+
+def grid(family: str, size: int, case: dict, repeats: int, device: str) -> list[dict]:
+    problem = family_problem(family, size, "float32", **case)
+    rows, like = [], None
+    for name, member in problem.candidates.items():
+        objective = MeasureObjective(member, repeats=repeats, time_limit_ms=TIME_LIMIT_MS, like=like)
+        like = objective
+        for params in (member.points() if not member.kernel.peer else [{}]):
+            row = {"device": device, "family": family, "size": size, "case": json.dumps(case), "kernel": name,
+                   "params": json.dumps(params, sort_keys=True)}
+            try:
+                got = objective(params)
+                row.update(median_ms=got.time_ms, status="ok", reason="")
+            except TrialFailed as exc:
+                row.update(median_ms=float("nan"), status="fail", reason=str(exc))
+            rows.append(row)
+    return rows
+
+
+def verdicts(answered: list[dict], frame) -> list[dict]:
+    out = []
+    for a in answered:
+        mine = frame[(frame.family == a["family"]) & (frame["size"] == a["size"]) & (frame.status == "ok")]
+        best = mine.loc[mine.median_ms.idxmin()]
+        own = {k: v for k, v in a["answer"].items() if k != "algorithm"}
+        hit = mine[(mine.kernel == a["answer"]["algorithm"]) & (mine.params == json.dumps(own, sort_keys=True))]
+        ms = float(hit.median_ms.iloc[0]) if len(hit) else float("nan")
+        out.append({**a, "answer_ms": ms, "best": {"kernel": best.kernel, "params": json.loads(best.params)},
+                    "best_ms": float(best.median_ms), "ratio": ms / float(best.median_ms),
+                    "within_5pct": bool(ms <= 1.05 * float(best.median_ms)), "configurations": int(len(mine))})
+    return out
+
+
+def main() -> None:
+    args, out = setup(__doc__, repeats=10, extra=lambda p: p.add_argument("--table", required=True))
+    from memtune.kernels.timing import Device
+
+    device = Device.current().name
+    table = tuner.LookupTable.read(args.table, must_exist=True)
+    answered = answers(table, device)
+    (out / "offladder_answers.json").write_text(json.dumps(answered, indent=1))
+    rows, started = [], time.perf_counter()
+    for family, size, case in CASES:
+        rows += grid(family, size, case, args.repeats, device)
+        print(f"{family} n={size}: {len(rows)} rows, {time.perf_counter() - started:.0f} s", flush=True)
+        pd.DataFrame(rows).to_csv(out / "offladder_grid.csv", index=False)
+    result = verdicts(answered, pd.DataFrame(rows))
+    hits = sum(r["within_5pct"] for r in result)
+    summary = {"device": device, "table": args.table, "cases": len(result), "within_5pct": hits,
+               "share": hits / len(result), "rows": result}
+    (out / "offladder.json").write_text(json.dumps(summary, indent=1))
+    for r in result:
+        print(f"{r['family']:12s} n={r['size']:>9d} {r['source']:12s} {r['ratio']:.3f}  answer {r['answer']}")
+    print(f"within 5 % of the grid's best: {hits} of {len(result)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,203 @@
+"""Answers between recorded sizes: at a size no table recorded, rank candidates by the model corrected
+with what was measured at the nearest recorded sizes, and say the predicted time at *this* size.
+
+The candidates are every configuration measured at the neighbouring recorded sizes (a table's best
+rows and, where the table keeps them, all its trials) and the model's best few configurations of
+each algorithm at the asked size. The correction is the tuner's (:mod:`.correction`): a regression of
+log(measured / predicted) at the neighbours on the configurations' (parameter, value) indicators,
+taken at its posterior mean. A CuPy operation, which the model cannot predict, is estimated from its
+own measured times at the neighbours, straight in log time against log size.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..costmodel.errors import ParameterError
+from .correction import Indicators, posterior
+from .lookup_table import Answer, device_matches
+
+MODEL_TOP = 3       # the model's best configurations per algorithm at the asked size join the candidates
+
+
+@dataclass(frozen=True)
+class Measured:
+    """One configuration measured at a recorded size: its kernel, its own parameters and its time."""
+
+    kernel: str
+    size: int
+    params: str          # JSON of the kernel's own parameters
+    ms: float
+
+
+def between(problem, tables: list, model, device: str | None) -> Answer | None:
+    """The ``interpolated`` answer for ``problem`` from ``tables``; None where no fresh row of it is
+    recorded at another size on the device."""
+    rows = [t.rows(problem.name, problem.dtype, device, problem.case) for t in tables]
+    rows = [r[r["size"] != problem.size] for r in rows]
+    rows = [r for r in rows if len(r)]
+    if not rows:
+        return None
+    import pandas as pd
+
+    rows = pd.concat(rows, ignore_index=True)
+    device_name = _device(rows, problem.size, device or getattr(model, "device", None))
+    rows = rows[rows.device == device_name]
+    sizes = neighbours(sorted(set(rows["size"])), problem.size)
+    measured = _measured(problem, tables, device_name, sizes)
+    if not measured:
+        return None
+    scored = _ranked(problem, model, measured)
+    if not scored:
+        return None
+    ms, readable = scored[0]
+    return Answer(problem.name, problem.size, problem.dtype, device_name, readable, None, ms, "interpolated",
+                  None, between=tuple(sizes),
+                  note=f"not recorded at this size: the model corrected by {len(measured)} measurements at "
+                       f"{' and '.join(str(s) for s in sizes)}")
+
+
+def neighbours(recorded: list[int], size: int) -> list[int]:
+    """The nearest recorded size below and above ``size``; where one side has none, the two nearest on the other."""
+    below = [s for s in recorded if s < size]
+    above = [s for s in recorded if s > size]
+    if below and above:
+        return [below[-1], above[0]]
+    return below[-2:] if below else above[:2]
+
+
+def _device(rows, size: int, preferred: str | None) -> str:
+    """The device whose rows answer: the one asked (or the model's), else the one recorded nearest in size."""
+    if preferred:
+        hits = [d for d in rows.device.unique() if device_matches(preferred, d)]
+        if hits:
+            return hits[0]
+    distance = np.abs(np.log(rows["size"].astype(float)) - math.log(size))
+    return rows.device.iloc[int(np.argmin(distance.to_numpy()))]
+
+
+def _measured(problem, tables: list, device: str, sizes: list[int]) -> list[Measured]:
+    """Every configuration of the problem's kernels measured at ``sizes`` on ``device``: the tables' trials,
+    and their best rows (a table without trials still has those)."""
+    out = {}
+    for kernel, member in problem.candidates.items():
+        for t in tables:
+            for frame in (t.trials, t.rows(kernel, problem.dtype, device, member.case)):
+                if not len(frame):
+                    continue
+                mine = frame[(frame.kernel == kernel) & (frame.dtype == problem.dtype) & frame["size"].isin(sizes)
+                             & (frame.device == device) & (frame["case"] == json.dumps(member.case, sort_keys=True))]
+                for row in mine.itertuples(index=False):
+                    key = (kernel, int(row.size), row.params)
+                    out.setdefault(key, Measured(kernel, int(row.size), row.params, float(row.median_ms)))
+    return list(out.values())
+
+
+def _ranked(problem, model, measured: list[Measured]) -> list[tuple[float, dict]]:
+    """(estimated ms at the asked size, readable configuration) of every candidate, fastest first."""
+    candidates = {}
+    for m in measured:
+        readable = _readable(problem, m.kernel, json.loads(m.params))
+        candidates[json.dumps(readable, sort_keys=True)] = readable
+    for readable in _model_top(problem, model):
+        candidates.setdefault(json.dumps(readable, sort_keys=True), readable)
+    valid = [r for r in candidates.values() if _takes(problem, r)]
+    learned = _correction(problem, model, measured)
+    scored = [(_estimate(problem, model, r, learned, measured), r) for r in valid]
+    return sorted(((ms, r) for ms, r in scored if math.isfinite(ms)), key=lambda item: item[0])
+
+
+def _readable(problem, kernel: str, own: dict) -> dict:
+    return {"algorithm": kernel, **own} if hasattr(problem, "family") else dict(own)
+
+
+def _takes(problem, readable: dict) -> bool:
+    if not problem.accepts(readable):
+        return False
+    kernel, member = problem.member_of(readable)
+    own = {k: v for k, v in readable.items() if k != "algorithm"} if kernel != problem.name else readable
+    if member.kernel.peer:
+        return not own
+    try:
+        member.kernel.check_params(own)
+    except ParameterError:
+        return False
+    return member.complete(own) and member.violation(own) is None
+
+
+def _model_top(problem, model) -> list[dict]:
+    """The model's best :data:`MODEL_TOP` configurations of each algorithm at the asked size."""
+    out = []
+    for kernel, member in problem.candidates.items():
+        if member.kernel.peer:
+            out.append(_readable(problem, kernel, {}))
+            continue
+        ranked = sorted(member.points(), key=lambda p: member.predict_ms(model, p))
+        out += [_readable(problem, kernel, p) for p in ranked[:MODEL_TOP]]
+    return out
+
+
+@dataclass(frozen=True)
+class _Learned:
+    indicators: Indicators
+    beta: np.ndarray
+
+
+def _features(problem, readable: dict) -> dict:
+    """The indicators' view of a configuration: its algorithm and each (algorithm, parameter, value)."""
+    kernel = readable.get("algorithm", problem.name)
+    return {"algorithm": kernel, **{f"{kernel}/{k}": v for k, v in readable.items() if k != "algorithm"}}
+
+
+def _predict_at(problem, model, kernel: str, size: int, own: dict) -> float:
+    member = problem.candidates[kernel]
+    if member.kernel.peer:
+        return math.inf
+    try:
+        params = member.kernel.check_params(own)
+        return model.predict_ms(member.kernel, size, problem.dtype, params, member.case)
+    except ParameterError:
+        return math.inf
+
+
+def _correction(problem, model, measured: list[Measured]) -> _Learned | None:
+    points, y = [], []
+    for m in measured:
+        own = json.loads(m.params)
+        predicted = _predict_at(problem, model, m.kernel, m.size, own)
+        if math.isfinite(predicted) and predicted > 0 and m.ms > 0:
+            points.append(_features(problem, _readable(problem, m.kernel, own)))
+            y.append(math.log(m.ms / predicted))
+    if not points:
+        return None
+    indicators = Indicators.of(points)
+    beta, _ = posterior(indicators.matrix(points), np.array(y))
+    return _Learned(indicators, beta)
+
+
+def _estimate(problem, model, readable: dict, learned: _Learned | None, measured: list[Measured]) -> float:
+    kernel, member = problem.member_of(readable)
+    own = {k: v for k, v in readable.items() if k != "algorithm"} if kernel != problem.name else dict(readable)
+    if member.kernel.peer:
+        return _scaled([(m.size, m.ms) for m in measured if m.kernel == kernel], problem.size)
+    predicted = _predict_at(problem, model, kernel, problem.size, own)
+    if learned is None or not math.isfinite(predicted):
+        return predicted
+    x = learned.indicators.matrix([_features(problem, readable)])[0]
+    return predicted * math.exp(float(x @ learned.beta))
+
+
+def _scaled(points: list[tuple[int, float]], size: int) -> float:
+    """A time at ``size`` from times measured at other sizes: a straight line in log-log through the two
+    nearest; one point scales in proportion to the size."""
+    if not points:
+        return math.inf
+    points = sorted(set(points), key=lambda p: abs(math.log(p[0] / size)))[:2]
+    if len(points) == 1 or points[0][0] == points[1][0]:
+        return points[0][1] * size / points[0][0]
+    (s0, t0), (s1, t1) = points
+    slope = math.log(t1 / t0) / math.log(s1 / s0)
+    return t0 * math.exp(slope * math.log(size / s0))

@@ -1,0 +1,58 @@
+"""The answer of a lookup: what to run for a family or kernel at a size, dtype and case, on a device.
+
+In order: the best recorded at exactly this size (the user's table, then the tables shipped with
+memtune; for a family that leaves an algorithm out, its remaining candidates' rows); else, where the
+device has rows at other sizes, the ``interpolated`` answer (:mod:`.interpolate`); else the model's
+pick on the device's machine file (:func:`.model.load_model` says which file where the device has
+none).
+"""
+from __future__ import annotations
+
+import math
+
+from ..costmodel.errors import ParameterError
+from .interpolate import between
+from .lookup_table import Answer, LookupTable
+
+
+def lookup(problem, table: LookupTable, model, device: str | None = None, shipped: bool = True) -> Answer:
+    tables = [table, LookupTable.shipped()] if shipped else [table]
+    return exact(problem, tables, device) or between(problem, tables, model, device) or model_pick(problem, model,
+                                                                                                      device)
+
+
+def exact(problem, tables: list, device: str | None) -> Answer | None:
+    """The problem's own row at this size (the first table that has one), else, for a family whose row
+    names a candidate it leaves out, the fastest of its candidates' rows there."""
+    for t in tables:
+        found = t.query(problem.name, problem.size, problem.dtype, device, problem.case)
+        if found and problem.accepts(found.params):
+            return found
+    if not hasattr(problem, "family"):
+        return None
+    answers = [a for name, member in problem.candidates.items() for t in tables
+               if (a := t.query(name, problem.size, problem.dtype, device, member.case))]
+    if not answers:
+        return None
+    return answer_of_candidate(problem, min(answers, key=lambda a: a.median_ms))
+
+
+def answer_of_candidate(problem, found: Answer) -> Answer:
+    """A candidate kernel's row as the family's answer (the algorithm a parameter)."""
+    return Answer(problem.name, found.size, found.dtype, found.device, {"algorithm": found.kernel, **found.params},
+                  found.median_ms, found.predicted_ms, found.source, found.recorded_size, found.best_of, found.space,
+                  found.runner_up_ms, found.iqr_ms, found.recorded, found.version,
+                  note=f"the fastest candidate the problem takes ({found.kernel}){'; ' + found.note if found.note else ''}")
+
+
+def model_pick(problem, model, device: str | None) -> Answer:
+    """The configuration the model predicts fastest (for a family, over every algorithm it can predict)."""
+    predicted = [(problem.predict_ms(model, p), p) for p in problem.points()]
+    predicted = [(ms, p) for ms, p in predicted if math.isfinite(ms)]
+    if not predicted:
+        raise ParameterError("name", f"{problem.describe()}: no feasible configuration the model can predict")
+    ms, best = min(predicted, key=lambda item: item[0])
+    return Answer(problem.name, problem.size, problem.dtype, device, problem.readable(best), None, ms, "model",
+                  note=f"nothing recorded on this device: the model's pick on the machine file of "
+                       f"{getattr(model, 'device', 'the default device')}")
+
