@@ -148,20 +148,39 @@ def test_a_fresh_install_answers_measured_for_the_h100(run_cli, device):
     assert answer["median_ms"] < 0.2
 
 
-def test_every_shipped_table_answers_measured_for_the_families_it_covers():
-    """Each family row of each shipped table, looked up on that device with an empty data directory: the
-    answer is that measurement (its size, its time, its algorithm), not a neighbour's or the model's."""
-    shipped = tuner.LookupTable.shipped().frame
-    families = shipped[shipped.kernel.isin(tuner.FAMILIES)]
-    assert set(families.device) == {H100, "NVIDIA H200"}
-    model = tuner.load_model(H100)
-    for row in families.itertuples():
-        case = json.loads(row.case)
-        problem = family_problem(row.kernel, int(row.size), row.dtype, **case)
-        answer = tuner.lookup(problem, tuner.LookupTable(), model, row.device)
-        assert answer.source == "measured" and answer.recorded_size == row.size, row
-        assert answer.median_ms == pytest.approx(float(row.median_ms)), row
-        assert answer.params == json.loads(row.params), row
+# The ladder points a shipped table does not answer ``measured``, and why (the README and the closing note say so).
+NOT_SEARCHED = {(H100, "permutation", 1 << 28): "recorded",          # the scheduled permutation runs out of memory
+                ("NVIDIA H200", "permutation", 1 << 28): "interpolated"}   # not built on the H200
+
+
+@pytest.mark.parametrize("device", [H100, "NVIDIA H200"])
+def test_a_fresh_install_answers_measured_with_best_of_at_every_ladder_point(data_dir, device):
+    """Every family at every point of the ladder, looked up with an empty data directory on each shipped
+    device: the best of a search of at least 4 configurations per algorithm, measured at that size."""
+    from memtune.tuner import ladder
+
+    model = tuner.load_model(device)
+    points = ladder.points()
+    assert len(points) == 148
+    for point in points:
+        problem = family_problem(point.family, point.size, point.dtype, **point.case)
+        answer = tuner.lookup(problem, tuner.LookupTable.read(), model, device)
+        expected = NOT_SEARCHED.get((device, point.family, point.size), "measured")
+        assert answer.source == expected, (point, answer)
+        if expected == "measured":
+            algorithms = len([m for m in problem.members.values() if m.points()])
+            assert answer.recorded_size == point.size and answer.best_of >= 4 * algorithms, (point, answer)
+            assert answer.runner_up_ms >= answer.median_ms and answer.version and answer.recorded[:4] == "2026"
+
+
+def test_the_permutation_of_2_26_is_within_5_percent_of_the_fastest_the_repository_knows(run_cli):
+    code, out, err = run_cli("lookup", "permutation", "--n", "67108864", "--case", "perm=random", "--device", "H100",
+                             "--json")
+    answer = json.loads(out)
+    assert code == 0 and answer["source"] == "measured" and answer["params"]["algorithm"] == "hmm_scheduled_permutation"
+    bench = pd.read_csv(ROOT / "bench" / "results" / "h100" / "permutation.csv")
+    known = bench[(bench["size"] == 1 << 26) & (bench.perm == "random") & ~bench.kernel.str.startswith("cupy_copy")]
+    assert answer["median_ms"] <= 1.05 * known.median_ms.min()
 
 
 def test_the_users_table_is_read_before_the_shipped_one(data_dir):
@@ -186,39 +205,109 @@ def test_a_family_row_naming_a_left_out_algorithm_falls_back_to_its_candidates(d
         "hmm_permutation_d_designated", {"threads": 128, "ept": 2, "d": 0}, 0.09)
 
 
-def _grid_rows(rows):
-    return pd.DataFrame([{"device": "GPU Y", "kernel": k, "size": 1 << 20, "dtype": "float32", "case": "{}",
-                          "params": json.dumps(p), "median_ms": ms, "iqr_ms": 0.0, "status": st, "reason": ""}
-                         for k, p, ms, st in rows])
+class _ModelTimes(tuner.ModelObjective):
+    """A stand-in for the GPU: each configuration 'measures' what the model predicts, on 'Test GPU'."""
+
+    device = "Test GPU"
 
 
-def test_tables_keep_each_kernels_fastest_and_each_familys_fastest_candidate(tmp_path):
-    path = tmp_path / "grids.csv"
-    _grid_rows([("sat_1pr1w", {"rows": 8, "r": 0.8, "threads": 999}, 0.30, "ok"),   # non-searched keys dropped
-                ("sat_1pr1w", {"rows": 8, "r": 0.8}, 0.25, "ok"),
-                ("sat_1pr1w", {"rows": 3, "r": 0.8}, 0.01, "ok"),                      # not in today's space
-                ("sat_2r1w", {"rows": 16}, 0.20, "fail"),
-                ("sat_2r1w", {"rows": 16}, 0.40, "ok"),
-                ("cupy_double_cumsum", {}, 1.5, "ok")]).to_csv(path, index=False)
-    built = tables.build([tables.read_measurements(path)])["GPU Y"]
-    got = {(r.kernel, r.params): r.median_ms for r in built.frame.itertuples()}
-    assert got == {("sat_1pr1w", json.dumps({"r": 0.8, "rows": 8})): 0.25,
-                   ("sat_2r1w", json.dumps({"rows": 16})): 0.40,
-                   ("cupy_double_cumsum", "{}"): 1.5,
-                   ("sat", json.dumps({"algorithm": "sat_1pr1w", "r": 0.8, "rows": 8}, sort_keys=True)): 0.25}
+def _model_times(member, like):
+    if member.kernel.peer:
+        raise tuner.TunerError("the model cannot time CuPy's own operation")
+    return _ModelTimes(member, tuner.load_model())
+
+
+def test_a_table_build_searches_every_algorithm_and_records_its_provenance(tmp_path):
+    from memtune.tuner import ladder
+
+    path = tmp_path / "t.csv"
+    point = ladder.Point("sat", 1024 ** 2, "float32", {})
+    tables.build([point], path, make_objective=_model_times, log=lambda m: None)
+    frame = tuner.LookupTable.read(path).frame.set_index("kernel")
+    fp = family_problem("sat", 1024 ** 2)
+    for name, member in fp.members.items():
+        row = frame.loc[name]
+        assert row.best_of == min(4, len(member.points())) and row.space == len(member.points()), name
+        assert row.runner_up_ms >= row.median_ms and row.source_hash == kernels.get(name).source_hash
+    family = frame.loc["sat"]
+    assert family.best_of == 4 * len(fp.members) and family.space == sum(len(m.points()) for m in fp.members.values())
+    assert family.median_ms == frame.loc[list(fp.members)].median_ms.min()
+    assert not family.thorough and "not run: cupy_double_cumsum" in family.study      # the peer could not run
+    trials = tuner.LookupTable.read(path).trials
+    assert len(trials) == family.best_of and set(trials.kernel) == set(fp.members)
+
+
+def test_a_row_measured_with_another_kernel_source_is_stale_and_left_out():
+    from memtune.tuner.lookup_table import TableWarning
+
+    table = tuner.LookupTable()
+    table.record(device="GPU Z", kernel="hmm_transpose", dtype="float32", size=1 << 20, case={},
+                 params={"rows": 8, "d": 0, "tile": 64}, median_ms=0.01, best_of=4, space=56, thorough=True,
+                 source_hash="0123456789ab")
+    with pytest.warns(TableWarning, match="another source of the kernel"):
+        assert table.query("hmm_transpose", 1 << 20, device="GPU Z") is None
+    fresh = tuner.LookupTable()
+    fresh.record(device="GPU Z", kernel="hmm_transpose", dtype="float32", size=1 << 20, case={},
+                 params={"rows": 8, "d": 0, "tile": 64}, median_ms=0.01, best_of=4, space=56, thorough=True)
+    assert fresh.frame.source_hash.iloc[0] == kernels.get("hmm_transpose").source_hash
+    assert fresh.query("hmm_transpose", 1 << 20, device="GPU Z").source == "measured"
+
+
+def test_a_kernels_source_hash_covers_every_file_it_runs():
+    from memtune.kernels.device import source_digest
+
+    assert kernels.get("sat_1pr1w").source_hash == kernels.get("sat_2r2w").source_hash   # one file, sat.cu ...
+    assert kernels.get("sat_1pr1w").source_hash != source_digest("sat.cu")               # ... and the transposes'
+    assert source_digest("scan.cu") != source_digest("lookback.cuh") and len(source_digest("scan.cu")) == 12
+    assert kernels.get("cupy_cumsum").source_hash != kernels.get("cupy_sum").source_hash
+
+
+def test_between_recorded_sizes_the_answer_is_interpolated_at_the_asked_size(data_dir):
+    model = tuner.load_model()
+    shipped = tuner.LookupTable.shipped().frame
+    for family, size, below, above in (("sat", 3072 ** 2, 2048 ** 2, 4096 ** 2),
+                                       ("prefix_sums", 3 << 20, 1 << 20, 1 << 22)):
+        answer = tuner.lookup(family_problem(family, size), tuner.LookupTable.read(), model, "H100")
+        assert answer.source == "interpolated" and answer.between == (below, above) and answer.median_ms is None
+        times = shipped[(shipped.kernel == family) & shipped["size"].isin([below, above]) & (shipped.dtype == "float32")
+                        & (shipped.device == H100)].median_ms.astype(float)
+        assert 0.7 * times.min() < answer.predicted_ms < 1.3 * times.max(), answer     # this size's time, not theirs
+    beyond = tuner.lookup(family_problem("prefix_sums", 1 << 30), tuner.LookupTable.read(), model, "H100")
+    assert beyond.source == "interpolated" and beyond.between == (1 << 28, 1 << 29)
+
+
+def test_an_unknown_gpu_gets_the_nearest_machine_with_one_warning(run_cli, data_dir):
+    from memtune.tuner.model import DeviceWarning
+
+    with pytest.warns(DeviceWarning, match="no machine file for 'NVIDIA A100-SXM4-80GB'.*memtune probe"):
+        model = tuner.load_model("NVIDIA A100-SXM4-80GB")
+    answer = tuner.lookup(family_problem("sat", 4096 ** 2), tuner.LookupTable.read(), model, "NVIDIA A100-SXM4-80GB")
+    assert answer.source == "model" and answer.device == "NVIDIA A100-SXM4-80GB"    # no H100 row given for it
+    code, out, err = run_cli("lookup", "sat", "--n", str(4096 ** 2), "--device", "RTX 4090")
+    assert code == 0 and "source: model" in out
+    assert err.count("\n") == 1 and err.startswith("memtune: warning: no machine file for 'RTX 4090'") and \
+        "nvidia-h100-80gb-hbm3" in err
+
+
+def test_tables_show_and_build_without_a_gpu(run_cli):
+    code, out, err = run_cli("tables", "show", "--shipped", "--device", "H200", "--family", "sat")
+    lines = out.splitlines()
+    assert code == 0 and len(lines) == 1 + 14 and "measured" in lines[1] and "NVIDIA H200" in lines[1]
+    code, out, err = run_cli("tables", "build", "--family", "sat")
+    assert code == 2 and err.count("\n") == 1 and "GPU" in err
+    code, out, err = run_cli("tables", "build", "--family", "nope")
+    assert code == 2 and "invalid choice" in err
 
 
 def test_each_device_answers_from_its_own_shipped_table_or_its_own_machine_file(data_dir):
+    shipped = tuner.LookupTable.shipped().frame
     transpose = tuner.problem("hmm_transpose", 16384 ** 2)
-    h200 = tuner.lookup(transpose, tuner.LookupTable.read(), tuner.load_model("NVIDIA H200"), "H200")
-    h100 = tuner.lookup(transpose, tuner.LookupTable.read(), tuner.load_model(), "H100")
-    assert (h200.source, h200.device, h200.params) == ("measured", "NVIDIA H200", {"d": 1056, "rows": 8, "tile": 64})
-    assert (h100.source, h100.device, h100.params) == ("measured", H100, {"d": 0, "rows": 8, "tile": 64})
-    assert 0.55 < h200.median_ms < 0.65 and 0.70 < h100.median_ms < 0.80       # bench/grids/h{1,2}00/grids.csv
-    matmul = tuner.lookup(tuner.problem("matmul_hmm", 4096 ** 2), tuner.LookupTable.read(),
-                          tuner.load_model("NVIDIA H200"), "H200")     # the second round's grid: the new kernel
-    assert (matmul.source, matmul.params) == ("measured", {"buffers": 2, "d": 0, "m": 128, "r": 8})
-    assert 3.4 < matmul.median_ms < 3.6
+    for device, name in (("H200", "NVIDIA H200"), ("H100", H100)):
+        answer = tuner.lookup(transpose, tuner.LookupTable.read(), tuner.load_model(name), device)
+        row = shipped[(shipped.kernel == "hmm_transpose") & (shipped["size"] == 16384 ** 2)
+                      & (shipped.dtype == "float32") & (shipped.device == name)].iloc[0]
+        assert (answer.source, answer.device, answer.params) == ("measured", name, json.loads(row.params))
+        assert answer.median_ms == float(row.median_ms) and answer.best_of >= 4
     empty = tuner.LookupTable()
     sat = tuner.problem("sat_1pr1w", 1024 ** 2)
     on = {d: tuner.lookup(sat, empty, tuner.load_model(d), d, shipped=False) for d in ("NVIDIA H200", H100)}
@@ -227,20 +316,19 @@ def test_each_device_answers_from_its_own_shipped_table_or_its_own_machine_file(
     assert on["NVIDIA H200"].predicted_ms != on[H100].predicted_ms
 
 
-def test_the_shipped_h100_table_is_built_from_the_committed_measurements():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("build_tables", ROOT / "bench" / "build_tables.py")
-    builder = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(builder)
-    built = tables.build(tables.read_measurements(p) for p in builder.sources())[H100].frame
-    shipped = pd.read_csv(ROOT / "tuner" / "tables" / "nvidia-h100-80gb-hbm3.csv", keep_default_na=False)
-    key = ["kernel", "dtype", "size", "case", "params"]
-    built = built.assign(size=built["size"].astype(int)).sort_values(key).reset_index(drop=True)
-    shipped = shipped.sort_values(key).reset_index(drop=True)
-    assert len(built) == len(shipped) > 500
-    assert (built[key].astype(str).values == shipped[key].astype(str).values).all()
-    assert np.allclose(built.median_ms.astype(float), shipped.median_ms.astype(float))
+def test_the_shipped_tables_are_the_committed_builds():
+    for folder, name in (("h100", "nvidia-h100-80gb-hbm3"), ("h200", "nvidia-h200")):
+        built = tuner.LookupTable.read(ROOT / "bench" / "results" / folder / "tables_build" / f"{folder}.csv").frame
+        shipped = tuner.LookupTable.read(ROOT / "tuner" / "tables" / f"{name}.csv").frame
+        key = ["kernel", "dtype", "size", "case", "params"]
+        mine = shipped[shipped.kernel.isin(set(built.kernel))]
+        assert len(mine) == len(built) > 600
+        left = built.sort_values(key).reset_index(drop=True)
+        right = mine.sort_values(key).reset_index(drop=True)
+        assert (left[key].astype(str).values == right[key].astype(str).values).all()
+        families = right[right.kernel.isin(tuner.FAMILIES)]
+        now = [tuner.lookup_table.row_hash_now(k, p) for k, p in zip(families.kernel, families.params)]
+        assert list(families.source_hash) == now                      # built with today's kernel sources
 
 
 # -- memtune.run without a GPU ------------------------------------------------------------------

@@ -205,16 +205,19 @@ class LookupTable:
         return path
 
     @classmethod
-    def update(cls, path: str | Path | None, rows: list[dict], trials: list[dict] = ()) -> Path:
+    def update(cls, path: str | Path | None, rows: list[dict], trials: list[dict] = (), replace: bool = False) -> Path:
         """Record ``rows`` (keyword arguments of :meth:`record`) and ``trials`` (measured configurations:
         the keys of a row, its parameters and time) in the table at ``path`` under its lock: read, record,
-        write, with no other process between."""
+        write, with no other process between. ``replace``: the rows supersede what the table holds for their
+        keys (a new search), faster or not."""
         import pandas as pd
 
         path = writable(path)
         with _locked(path):
             table = cls.read(path)
             for row in rows:
+                if replace:
+                    table.drop(row["device"], row["kernel"], row["dtype"], row["size"], row["case"])
                 table.record(**row)
             if trials:
                 new = pd.DataFrame([_trial_row(**t) for t in trials], columns=TRIAL_COLUMNS)
@@ -247,6 +250,12 @@ class LookupTable:
             return False
         self.frame = pd.concat([f[~same], pd.DataFrame([row], columns=COLUMNS)], ignore_index=True)
         return True
+
+    def drop(self, device, kernel, dtype, size, case) -> None:
+        """Forget the row of this key (a new search of it replaces it)."""
+        f = self.frame
+        self.frame = f[~((f.device == device) & (f.kernel == kernel) & (f.dtype == dtype) & (f["size"] == int(size))
+                         & (f["case"] == json.dumps(case, sort_keys=True)))].reset_index(drop=True)
 
     @classmethod
     def merge(cls, *tables: "LookupTable") -> "LookupTable":

@@ -77,12 +77,15 @@ class Study:
     """One study of one problem; :meth:`run` adds trials until the budget is reached."""
 
     def __init__(self, problem, objective, model, storage=None, name=None, strategy="model", seed=None,
-                 guide=True):
+                 guide=True, prune=True):
+        """``guide``: queue the model's best predictions first and prune by the lower bound; ``prune=False``
+        keeps the queue but runs what the bound would rule out (a table's search measures its budget in full)."""
         import optuna
 
         if strategy not in STRATEGIES:
             raise TunerError(f"strategy: must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
         self.problem, self.objective, self.model, self.guide = problem, objective, model, guide
+        self.prune = guide and prune
         self._predicted: dict[str, float] = {}
         self.points = problem.points()
         if not self.points:
@@ -220,7 +223,7 @@ class Study:
         predicted, bound = self.predict(params), self.lower_bound(params)
         trial.set_user_attr("predicted_ms", predicted if math.isfinite(predicted) else None)
         trial.set_user_attr("lower_bound_ms", bound)
-        if self.guide and best is not None and bound > best:
+        if self.prune and best is not None and bound > best:
             whole = f"; {algorithm} is ruled out" if self._rule_out(algorithm, best) else ""
             self._prune(trial, f"lower bound {bound:.4g} ms exceeds the best measured {best:.4g} ms{whole}")
             return "pruned"

@@ -112,7 +112,7 @@ def tune_point(point: Point, per_algorithm: int = MIN_SEARCH, repeats: int = 20,
             continue
         space = len(member.points())
         study = Study(member, objective, model, storage=open_storage(":memory:"), name=f"{name}@{point.describe()}",
-                      strategy="model", seed=seed)
+                      strategy="model", seed=seed, prune=False)
         study.run(min(per_algorithm, space))
         out.append(_measured(name, member, study, space))
     return PointResult(point, device or "", out, time.perf_counter() - started, unable)
@@ -167,7 +167,7 @@ def build(points: list[Point], path, per_algorithm: int = MIN_SEARCH, repeats: i
         except MemtuneError as exc:
             log(f"[{i}/{len(points)}] {point.describe()}: not recorded ({exc})")
             continue
-        LookupTable.update(path, result.rows(f"tables build {point.describe()}"), result.trials())
+        LookupTable.update(path, result.rows(f"tables build {point.describe()}"), result.trials(), replace=True)
         _release()
         results.append(result)
         best = min((m.best[1], m.kernel) for m in result.measured if m.runs) if any(m.runs for m in
