@@ -96,6 +96,17 @@ class Algorithm:
 
     @property
     def lower_bound(self) -> sympy.Expr:
+        """No implementation is faster than any one limitation, so none is faster than the largest of them.
+        The seeds write the bound as Ω(sum of the limitations): within a factor len(limitations) of this, the
+        same bound asymptotically, but as a value it can exceed an exact time (contiguous access at n = 4096,
+        p = 1024, w = 32, l = 5: the sum is 153, the time 132, the largest limitation 128)."""
+        exprs = [lim.expr for lim in self.limitations]
+        return sympy.Max(*exprs) if len(exprs) > 1 else (exprs[0] if exprs else ZERO)
+
+    @property
+    def lower_bound_order(self) -> sympy.Expr:
+        """The seeds' Ω(·) form, the sum of the limitations: time / bound is bounded against it exactly when
+        it is bounded against :attr:`lower_bound` (max <= sum <= k·max), and sympy's limits handle a sum."""
         return sum((lim.expr for lim in self.limitations), ZERO)
 
     def symbols(self) -> dict[str, sympy.Symbol]:

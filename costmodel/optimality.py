@@ -64,7 +64,7 @@ def prepared(entry: Algorithm):
         if isinstance(rel, sympy.Eq):                  # n = nbar**2: keep nbar
             subs[rel.lhs] = rel.rhs
     time = sympy.sympify(entry.time).subs(subs)
-    bound = sympy.sympify(entry.lower_bound).subs(subs)
+    bound = sympy.sympify(entry.lower_bound_order).subs(subs)
     free = [p for p in entry.parameters if symbol(p) not in subs and p not in FIXED]
     return time, bound, free, subs
 

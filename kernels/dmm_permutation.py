@@ -40,7 +40,8 @@ class DMMPermutation(Kernel):
             raise ParameterError("n", f"{self.name} permutes 32..1024 elements in steps of 32, got {size}")
 
     def cost_entry(self):
-        return registry.get(self.base)
+        """The in-place kernels have entries of their own: they read no index array (000 §4.4)."""
+        return registry.get(self.name)
 
     def model_values(self, size, params, case, limits):
         values = {"n": size}

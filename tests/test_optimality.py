@@ -111,12 +111,13 @@ def test_prefix_sums_within_their_stated_bounds(n, p, w, l):
     order = lambda name: float(registry.get(name).time.subs(  # noqa: E731
         {registry.get(name).symbols()[k]: v for k, v in dict(n=n, p=p, w=w, l=l).items()}))
     for machine in (DMM(w=w, l=l), UMM(w=w, l=l)):
-        simple = _simulate_steps(scan.prefix_sums_simple_steps(n), p, machine)
-        optimal = _simulate_steps(scan.prefix_sums_optimal_steps(n), p, machine)
-        summed = _simulate_steps(scan.sum_steps(n), p, machine)
-        assert order("prefix_sums_simple") <= simple <= 4 * order("prefix_sums_simple")
-        assert 0.5 * order("prefix_sums_optimal") <= optimal <= 12 * order("prefix_sums_optimal")
-        assert summed <= 4 * order("sum")
+        # The times count each algorithm's cells and accesses, so on the DMM they bound the exact time from
+        # above within 2x. On the UMM a warp of a misaligned access (a[h:] with h < w; the arrays a_t of
+        # Theorem 3 start at 2^t - 1) touches two address groups, which costs up to 1.5x the count.
+        most = 1.0 if isinstance(machine, DMM) else 1.5
+        for name in ("sum", "prefix_sums_simple", "prefix_sums_optimal"):
+            exact = _simulate_steps(getattr(scan, f"{name}_steps")(n), p, machine)
+            assert 0.45 * order(name) <= exact <= most * order(name), (name, type(machine).__name__)
     # and the simple algorithm's extra log n factor is visible in the simulation
     big = _simulate_steps(scan.prefix_sums_simple_steps(1 << 14), 1024, DMM(w=32, l=2))
     opt = _simulate_steps(scan.prefix_sums_optimal_steps(1 << 14), 1024, DMM(w=32, l=2))

@@ -673,6 +673,17 @@ def test_time_terms_split_the_seeds_expression():
     assert sum(t(values) for t in terms.values()) == pytest.approx(1000 + 150 + 256)
 
 
+def test_time_terms_keep_a_negative_part_with_its_term():
+    """(1+r)R1W (000 Thm 6.5.1): (2 + r)n/w + (2(1 − √r)n̄/w + 4·depth + 5)(L − 1). Its saving −2L·n̄·√r/w
+    stays with 2L·n̄/w; the "− 1" groups (negative at r = 0.25) and constants are left out."""
+    from memtune.tuner.calibration import time_terms
+
+    terms = dict(time_terms(kernels.get("sat_1pr1w").cost_entry()))
+    assert sorted(terms) == sorted(["n*(r + 2)/w", "2*L*nbar*(1 - sqrt(r))/w", "L*(4*depth + 5)"])
+    values = {"n": 1024.0 ** 2, "nbar": 1024.0, "w": 32.0, "L": 401.0, "r": 0.25, "depth": 0.0}
+    assert sum(t(values) for t in terms.values()) == pytest.approx(2.25 * 32768 + 32 * 401 + 5 * 401)
+
+
 def test_fit_terms_recovers_the_units_of_each_term_and_round_trips(tmp_path):
     from dataclasses import replace
 

@@ -333,18 +333,36 @@ _TERMS: dict[str, list] = {}
 
 
 def time_terms(entry) -> list[tuple[str, object]]:
-    """The positive terms of an algorithm's time expression, each named and compiled once.
+    """The terms of an algorithm's time expression that scale, each named and compiled once.
 
-    Constants and the seeds' negative corrections (the "- 1" of a round count) are left out: they
-    are rounds, not costs that scale, and their coefficients could not be told apart.
+    Terms are grouped by what scales (n, n̄, L, l, w, d, p, Dw, ...), with the parameters the seeds hold
+    fixed (r, depth: :data:`costmodel.optimality.FIXED`) in the coefficient, so that a negative part stays
+    with its term: (1+r)R1W's 2L·n̄/w − 2L·n̄·√r/w is one term, L·n̄·(2 − 2√r)/w, not 2L·n̄/w alone.
+    Constants, and groups negative at the seeds' sample values (the "− 1" of a round's L − 1), are left
+    out: they are rounds, not costs that scale, and their coefficients could not be told apart.
     """
     if entry.name not in _TERMS:
         import sympy as sp
 
-        expr = sp.expand(entry.time)
-        terms = [t for t in sp.Add.make_args(expr) if not t.is_number and t.as_coeff_Mul()[0] > 0]
+        from ..costmodel.optimality import FIXED, SAMPLE
+        from ..costmodel.symbol_table import symbol
+
+        fixed = {symbol(k) for k in FIXED}
+        groups: dict = {}
+        for term in sp.Add.make_args(sp.expand(entry.time)):
+            coefficient, scaling = sp.S.One, sp.S.One
+            for factor in sp.Mul.make_args(term):
+                if factor.free_symbols <= fixed:
+                    coefficient *= factor
+                else:
+                    scaling *= factor
+            groups[scaling] = groups.get(scaling, sp.S.Zero) + coefficient
+        sample = {symbol(k): v for k, v in SAMPLE.items()}
         compiled = []
-        for t in terms:
+        for scaling, coefficient in groups.items():
+            if scaling == 1 or float(coefficient.subs(sample)) <= 0:
+                continue
+            t = sp.factor_terms(coefficient) * scaling
             names = sorted(str(x) for x in t.free_symbols)
             fn = sp.lambdify([sp.Symbol(n) for n in names], t, "math")
             compiled.append((str(t), lambda values, fn=fn, names=names: fn(*[values[n] for n in names])))

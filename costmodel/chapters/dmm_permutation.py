@@ -32,20 +32,26 @@ def _conflict_free(name, reads, source, description):
 _conflict_free("dmm_copy", 1, "000 §4.3 (copy baseline, Table 4.1)",
                "b[t] = a[t]: the lower limit of every permutation algorithm")
 
-for name, label, rounds in (
+IN_PLACE = " in place: the index is computed from the thread's number (000 §4.4), so the array of indices is not read"
+for name, label, rounds, source in (
     ("dmm_permutation_d_designated", "b[p[i]] = a[i]: reads a and p conflict-free, casual writes of b",
-     Rounds(shared_conflict_free_read=2, shared_conflicting_write=1)),
+     Rounds(shared_conflict_free_read=2, shared_conflicting_write=1), "000 §4.1, Tables 4.1 and 4.3"),
     ("dmm_permutation_s_designated", "b[i] = a[q[i]], q = P^-1: casual reads of a, conflict-free q and b",
-     Rounds(shared_conflict_free_read=1, shared_conflicting_read=1, shared_conflict_free_write=1)),
+     Rounds(shared_conflict_free_read=1, shared_conflicting_read=1, shared_conflict_free_write=1),
+     "000 §4.1, Tables 4.1 and 4.3"),
+    ("dmm_permutation_d_designated_in_place", "b[P(i)] = a[i]" + IN_PLACE,
+     Rounds(shared_conflict_free_read=1, shared_conflicting_write=1), "000 §4.4, Table 4.3 (in-place totals)"),
+    ("dmm_permutation_s_designated_in_place", "b[i] = a[P^-1(i)]" + IN_PLACE,
+     Rounds(shared_conflicting_read=1, shared_conflict_free_write=1), "000 §4.4, Table 4.3 (in-place totals)"),
 ):
     ENTRIES.add(Algorithm(
         name=name,
         model="DMM",
         parameters=("n", "w", "l", "c"),
         rounds=rounds,
-        time=rounds_time(2, 1),
+        time=rounds_time(rounds.shared_conflict_free_read + rounds.shared_conflict_free_write, 1),
         limitations=BOUND,
-        source="000 §4.1, Tables 4.1 and 4.3",
+        source=source,
         description=label + "; c is the mean congestion of the casual round (Table 4.3: 1 … w)",
         claims={"optimal": False},
         worst_case={c: w},
@@ -55,3 +61,5 @@ for name, label, rounds in (
 
 _conflict_free("dmm_permutation_conflict_free", 3, "000 §§4.1–4.3, Lemma 4.2.2 (003: IEICE E96-D)",
                "b[d[i]] = a[s[i]] with S, D from a König edge colouring: every round conflict-free")
+_conflict_free("dmm_permutation_conflict_free_in_place", 1, "000 §4.4, Tables 4.2 and 4.3 (in-place totals)",
+               "b[D(i)] = a[S(i)]" + IN_PLACE + "s: two conflict-free accesses, the copy's")
