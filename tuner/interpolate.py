@@ -114,11 +114,17 @@ def _readable(problem, kernel: str, own: dict) -> dict:
     return {"algorithm": kernel, **own} if hasattr(problem, "family") else dict(own)
 
 
+def _split(problem, readable: dict) -> tuple:
+    """(kernel, its problem, its own parameters) of a readable configuration of a family or a kernel."""
+    kernel, member = problem.member_of(readable)
+    own = {k: v for k, v in readable.items() if k != "algorithm"} if kernel != problem.name else dict(readable)
+    return kernel, member, own
+
+
 def _takes(problem, readable: dict) -> bool:
     if not problem.accepts(readable):
         return False
-    kernel, member = problem.member_of(readable)
-    own = {k: v for k, v in readable.items() if k != "algorithm"} if kernel != problem.name else readable
+    kernel, member, own = _split(problem, readable)
     if member.kernel.peer:
         return not own
     try:
@@ -179,8 +185,7 @@ def _correction(problem, model, measured: list[Measured]) -> _Learned | None:
 
 
 def _estimate(problem, model, readable: dict, learned: _Learned | None, measured: list[Measured]) -> float:
-    kernel, member = problem.member_of(readable)
-    own = {k: v for k, v in readable.items() if k != "algorithm"} if kernel != problem.name else dict(readable)
+    kernel, member, own = _split(problem, readable)
     if member.kernel.peer:
         return _scaled([(m.size, m.ms) for m in measured if m.kernel == kernel], problem.size)
     predicted = _predict_at(problem, model, kernel, problem.size, own)

@@ -243,8 +243,7 @@ class LookupTable:
                "version": version or __version__}
         row["source_hash"] = source_hash or row_hash_now(kernel, row["params"]) or ""
         f = self.frame
-        same = (f.device == device) & (f.kernel == kernel) & (f.dtype == dtype) & (f["size"] == int(size)) \
-            & (f["case"] == row["case"])
+        same = self._key_mask(device, kernel, dtype, size, row["case"])
         current = f[same & f.source_hash.isin(["", row["source_hash"]])]
         if len(current) and float(current["median_ms"].astype(float).min()) <= row["median_ms"]:
             return False
@@ -253,9 +252,14 @@ class LookupTable:
 
     def drop(self, device, kernel, dtype, size, case) -> None:
         """Forget the row of this key (a new search of it replaces it)."""
+        keep = ~self._key_mask(device, kernel, dtype, size, json.dumps(case, sort_keys=True))
+        self.frame = self.frame[keep].reset_index(drop=True)
+
+    def _key_mask(self, device, kernel, dtype, size, case_json: str):
+        """The rows of one key (device, kernel, dtype, size, case as its JSON)."""
         f = self.frame
-        self.frame = f[~((f.device == device) & (f.kernel == kernel) & (f.dtype == dtype) & (f["size"] == int(size))
-                         & (f["case"] == json.dumps(case, sort_keys=True)))].reset_index(drop=True)
+        return (f.device == device) & (f.kernel == kernel) & (f.dtype == dtype) & (f["size"] == int(size)) \
+            & (f["case"] == case_json)
 
     @classmethod
     def merge(cls, *tables: "LookupTable") -> "LookupTable":

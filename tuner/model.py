@@ -61,10 +61,11 @@ def nearest_machine(device: str) -> tuple:
     nearest in SM count and L2 size, with the GPU's own attributes (SMs, threads, shared memory) put in;
     by name alone, the default device's."""
     ships = physical.shipped()
-    attributes = _attributes_of(device)
-    if attributes is None:
+    found = _attributes_of(device)
+    if found is None:
         return ships[physical.slug(DEFAULT_DEVICE)], "nothing is known of it but its name"
-    l2, sms = max(attributes.pop("_l2_bytes_attribute"), 1.0), attributes["sms"].value
+    attributes, l2 = found
+    l2, sms = max(l2, 1.0), attributes["sms"].value
     nearest = min(ships.values(), key=lambda m: abs(math.log(m["sms"] / sms)) + abs(math.log(m["l2_bytes"] / l2)))
     values = {**nearest.values, **{k: attributes[k] for k in ATTRIBUTES if k in attributes}}
     return (replace(nearest, device=device, values=values, source=f"nearest: {nearest.device}"),
@@ -83,12 +84,12 @@ def _current_attributes():
         return None
 
 
-def _attributes_of(device: str) -> dict | None:
-    """The driver's attributes of ``device`` where it is this process's GPU; None otherwise."""
+def _attributes_of(device: str) -> tuple | None:
+    """(the driver's attributes, L2 bytes) of ``device`` where it is this process's GPU; None otherwise."""
     from .lookup_table import device_matches
 
     current = _current_attributes()
     if current is None or not device_matches(device, current[0]):
         return None
     _, values, l2 = current
-    return {**values, "_l2_bytes_attribute": float(l2)}
+    return values, float(l2)

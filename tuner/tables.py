@@ -43,6 +43,11 @@ class Measured:
     def best(self):
         return self.runs[0] if self.runs else None
 
+    @property
+    def thorough(self) -> bool:
+        """At least :data:`MIN_SEARCH` configurations measured, or the whole space where it is smaller."""
+        return len(self.runs) >= min(MIN_SEARCH, self.space)
+
     def sort(self) -> "Measured":
         self.runs.sort(key=lambda r: r[1])
         return self
@@ -59,12 +64,11 @@ class PointResult:
     def rows(self, study: str) -> list[dict]:
         """The table rows of this point: each kernel's best, and the family's winner over them."""
         done = [m for m in self.measured if m.runs]
-        rows = [self._row(m.kernel, m.case, m.best[0], m, m.runs, study, m.space,
-                          len(m.runs) >= min(MIN_SEARCH, m.space)) for m in done]
+        rows = [self._row(m.kernel, m.case, m.best[0], m, m.runs, study, m.space, m.thorough) for m in done]
         if done:
             runs = sorted(((r[1], m, r) for m in done for r in m.runs), key=lambda item: item[0])
             winner = runs[0][1]
-            thorough = not self.unable and all(len(m.runs) >= min(MIN_SEARCH, m.space) for m in done)
+            thorough = not self.unable and all(m.thorough for m in done)
             if self.unable:
                 study += "; not run: " + "; ".join(f"{k} ({why})" for k, why in self.unable.items())
             family_runs = [(dict(r[0], **{ALGORITHM: m.kernel}), r[1], r[2]) for _, m, r in runs]
@@ -79,6 +83,11 @@ class PointResult:
                     objective="measure", study=study, best_of=len(runs), space=space, thorough=thorough,
                     runner_up_ms=runs[1][1] if len(runs) > 1 else None, iqr_ms=runs[0][2],
                     source_hash=row_hash_now(kernel, json.dumps(params, sort_keys=True)) or "")
+
+    @property
+    def best(self) -> tuple | None:
+        """(median ms, kernel) of the fastest configuration measured at this point."""
+        return min(((m.best[1], m.kernel) for m in self.measured if m.runs), default=None)
 
     def trials(self) -> list[dict]:
         return [dict(device=self.device, kernel=m.kernel, dtype=self.point.dtype, size=self.point.size, case=m.case,
@@ -170,8 +179,7 @@ def build(points: list[Point], path, per_algorithm: int = MIN_SEARCH, repeats: i
         LookupTable.update(path, result.rows(f"tables build {point.describe()}"), result.trials(), replace=True)
         _release()
         results.append(result)
-        best = min((m.best[1], m.kernel) for m in result.measured if m.runs) if any(m.runs for m in
-                                                                                     result.measured) else None
+        best = result.best
         log(f"[{i}/{len(points)}] {point.describe()}: {sum(len(m.runs) for m in result.measured)} runs, "
             f"{sum(m.failed for m in result.measured)} failed, best {best[1] if best else '-'} "
             f"{best[0] if best else math.nan:.4g} ms, {result.seconds:.1f} s")
