@@ -1,7 +1,8 @@
 """Search spaces: the tunable parameters of a kernel and the restrictions a point must satisfy.
 
 A space is data: each parameter's allowed values, plus restrictions written as plain Python
-expressions over the parameter names (kernel_tuner's convention), e.g. ``"warps * rows <= 64"``.
+expressions over the parameter names (kernel_tuner's convention), e.g. ``"warps * rows <= 64"``, or
+callables of the point (a dict) returning whether it may run (a user's kernel, as Kernel Tuner takes them).
 Two restrictions come from the machine model and are written the same way: ``threads`` (threads
 per block) must be a multiple of ``w`` and at most ``max_threads``, and ``shared`` (bytes of shared
 memory per block) at most ``max_shared``. Both are expressions over the parameters and
@@ -37,16 +38,27 @@ def _evaluate(expr: str, names: dict):
     return eval(_compiled(expr), {"__builtins__": {"min": min, "max": max}}, names)
 
 
+def _holds(expr, point: dict, names: dict) -> bool:
+    """Whether a restriction holds: an expression over the names, or a predicate of the point. A division by
+    zero means the point cannot run (Kernel Tuner lets it pass, and then fails computing its grid)."""
+    try:
+        return bool(expr(dict(point)) if callable(expr) else _evaluate(expr, names))
+    except ZeroDivisionError:
+        return False
+
+
 @dataclass(frozen=True)
 class SearchSpace:
     params: dict[str, tuple]
-    restrictions: tuple[str, ...] = ()
+    restrictions: tuple = ()            # expressions (str) or predicates of the point (callables)
     threads: str | None = None          # threads per block, an expression over the parameters
     shared: str | None = None           # shared memory bytes per block
     case: dict = field(default_factory=dict)   # fixed problem values the expressions may use (e.g. v)
 
     def __post_init__(self):
         for expr in self.restrictions + tuple(e for e in (self.threads, self.shared) if e):
+            if callable(expr):
+                continue
             try:
                 _compiled(expr)
             except SyntaxError as exc:
@@ -70,8 +82,8 @@ class SearchSpace:
         names = {**self.case, **case, **point, "w": limits.w, "itemsize": limits.itemsize,
                  "max_threads": limits.max_threads, "max_shared": limits.max_shared}
         for expr in self.restrictions:
-            if not _evaluate(expr, names):
-                return f"restriction {expr!r} fails"
+            if not _holds(expr, point, names):
+                return f"restriction {getattr(expr, '__name__', expr)!r} fails"
         if self.threads:
             t = _evaluate(self.threads, names)
             if t > limits.max_threads or t % limits.w:

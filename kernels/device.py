@@ -13,6 +13,23 @@ from importlib import resources
 from .errors import GPUUnavailableError, KernelLaunchError
 
 PACKAGE = "memtune.kernels"
+USER = "user:"        # a launch's ``source`` that names a user's kernel source (registered, not a package file)
+_USER_SOURCES: dict[str, tuple[str, tuple[str, ...]]] = {}
+
+
+def register_source(code: str, options: tuple[str, ...] = ()) -> str:
+    """The key under which a launch names a user's CUDA source and its compiler options (its content hash,
+    so one instance of a kernel is compiled once however often it is registered)."""
+    key = USER + hashlib.sha256("\0".join((code, *options)).encode()).hexdigest()[:20]
+    _USER_SOURCES[key] = (code, tuple(options))
+    return key
+
+
+def _user(key: str) -> tuple[str, tuple[str, ...]]:
+    try:
+        return _USER_SOURCES[key]
+    except KeyError:
+        raise KernelLaunchError(f"no registered source {key!r} in this process") from None
 
 
 def cupy():
@@ -31,8 +48,12 @@ def cupy():
     return cp
 
 
-@functools.lru_cache(maxsize=None)
 def source(filename: str) -> str:
+    return _user(filename)[0] if filename.startswith(USER) else _package_source(filename)
+
+
+@functools.lru_cache(maxsize=None)
+def _package_source(filename: str) -> str:
     return resources.files(PACKAGE).joinpath(filename).read_text(encoding="utf-8")
 
 
@@ -59,12 +80,16 @@ def compiles_per_kernel(filename: str) -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def module(filename: str, options: tuple[str, ...] = ()):
-    """The compiled RawModule of ``kernels/<filename>`` (compiled once per process and options)."""
+def module(filename: str, options: tuple[str, ...] = (), names: tuple[str, ...] = ()):
+    """The compiled RawModule of ``kernels/<filename>`` (compiled once per process and options); ``names``:
+    the instances of templated kernels it must hold (a user's ``kernel<float, 4>``)."""
     cp = cupy()
-    folder = resources.files(PACKAGE)
-    try:   # -I: the .cu files share headers (lookback.cuh) that sit beside them
-        mod = cp.RawModule(code=source(filename), options=("-std=c++17", f"-I{folder}") + options)
+    try:
+        if filename.startswith(USER):
+            code, own = _user(filename)
+            mod = cp.RawModule(code=code, options=("-std=c++17",) + own + options, name_expressions=names or None)
+        else:   # -I: the .cu files share headers (lookback.cuh) that sit beside them
+            mod = cp.RawModule(code=source(filename), options=("-std=c++17", f"-I{resources.files(PACKAGE)}") + options)
         mod.compile()
     except Exception as exc:
         raise KernelLaunchError(f"{filename}: compilation failed: {str(exc).splitlines()[0]}") from None
@@ -77,10 +102,14 @@ def compilations() -> int:
 
 
 def function(filename: str, name: str):
-    """Kernel ``name`` of ``kernels/<filename>``; a file that includes select.cuh compiles only that kernel."""
-    options = (f"-DMEMTUNE_ONLY={name}",) if compiles_per_kernel(filename) else ()
+    """Kernel ``name`` of ``kernels/<filename>`` (or of a registered user source); a file that includes
+    select.cuh compiles only that kernel."""
+    if filename.startswith(USER):
+        options, names = (), ((name,) if "<" in name else ())
+    else:
+        options, names = ((f"-DMEMTUNE_ONLY={name}",) if compiles_per_kernel(filename) else ()), ()
     try:
-        return module(filename, options).get_function(name)
+        return module(filename, options, names).get_function(name)
     except KernelLaunchError:
         raise
     except Exception as exc:

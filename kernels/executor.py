@@ -153,7 +153,7 @@ def _step(inputs, item: Launch) -> Callable[[], None]:
             raise KernelLaunchError(f"no library operation {item.function!r}; operations: {', '.join(LIBRARY)}")
         return (lambda: op.run(inputs, *_host(inputs, args))) if late else (lambda: op.run(inputs, *args))
     fn = function(item.source, item.function)
-    grid, block, shared = (item.grid,), item.shape, item.dynamic_shared
+    grid, block, shared = item.grid_shape, item.shape, item.dynamic_shared
     if late:
         return lambda: launch(fn, grid, block, _host(inputs, args), shared)
     return lambda: launch(fn, grid, block, args, shared)

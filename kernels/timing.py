@@ -73,8 +73,9 @@ def flush_l2() -> None:
 
 
 def measure(kernel: Kernel, inputs: Inputs, repeats: int = 20, warmup: int = 3, flush: bool | None = None,
-            **params) -> dict:
-    """Median time (ms, per operation) with the inter-quartile range, as one result row."""
+            times_out: list | None = None, **params) -> dict:
+    """Median time (ms, per operation) with the inter-quartile range, as one result row; ``times_out``, where
+    given, receives every repeat's time."""
     cp = cupy()
     params = kernel.check_params(params)
     flush = kernel.memory == "global" if flush is None else flush
@@ -99,6 +100,8 @@ def measure(kernel: Kernel, inputs: Inputs, repeats: int = 20, warmup: int = 3, 
     except Exception as exc:   # out of memory, launch failure: one message the tuner can record
         raise KernelLaunchError(f"{kernel.name}: {type(exc).__name__}: {str(exc).splitlines()[0]}") from None
     q1, med, q3 = np.percentile(times, [25, 50, 75])
+    if times_out is not None:
+        times_out.extend(times)
     dev = Device.current()
     return {"kernel": kernel.name, "chapter": kernel.chapter, "peer": kernel.peer, "device": dev.name,
             "driver": dev.driver, "cupy": dev.cupy, "dtype": inputs.dtype, "size": inputs.size,

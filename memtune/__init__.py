@@ -19,4 +19,16 @@ if not (_Path(__file__).parent / "costmodel").is_dir() and (_CLONE / "costmodel"
 
 from .runner import choose, conv, forget, matmul, permutation, prefix_sums, run, sat, sum, transpose  # noqa: A004,E402
 
-__all__ = ["run", "choose", "forget", "sat", "prefix_sums", "sum", "permutation", "transpose", "conv", "matmul"]
+_LAZY = {"tune_kernel": "memtune.tuner.user", "lookup_kernel": "memtune.tuner.user"}   # loaded when first used
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'memtune' has no attribute {name!r}")
+
+
+__all__ = ["run", "choose", "forget", "sat", "prefix_sums", "sum", "permutation", "transpose", "conv", "matmul",
+           "tune_kernel", "lookup_kernel"]

@@ -289,7 +289,8 @@ class LookupTable:
         if rows.empty:
             return rows
         now = [row_hash_now(k, p) for k, p in zip(rows.kernel, rows.params)]
-        stale = np.array([h not in ("", n) for h, n in zip(rows.source_hash, now)], dtype=bool)
+        # a user's kernel (no source memtune holds) cannot be checked here: its caller compares the hash
+        stale = np.array([n is not None and h not in ("", n) for h, n in zip(rows.source_hash, now)], dtype=bool)
         if stale.any():
             _say_stale(int(stale.sum()), sorted(set(rows.kernel[stale])))
         return rows[~stale]

@@ -26,6 +26,8 @@ class StudyResult:
     failures: list = field(default_factory=list)          # [trial number, reason] of every failed trial
     storage: str = ""                                     # where the study is kept (a URL; "in memory")
     table: str | None = None                              # the lookup table the best was recorded in
+    trials_run: list = field(default_factory=list, repr=False)   # every run trial: number, params, value, attrs
+
 
     @property
     def best_at_run(self) -> int | None:
@@ -38,7 +40,7 @@ class StudyResult:
         return len(set(self.by_algorithm) | set(self.not_run))
 
     def to_dict(self) -> dict:
-        out = {k: v for k, v in self.__dict__.items() if k != "measured_order"}
+        out = {k: v for k, v in self.__dict__.items() if k not in ("measured_order", "trials_run")}
         return {**out, "best_at_run": self.best_at_run, "runs": len(self.measured_order),
                 "algorithms": self.algorithms}
 
@@ -67,6 +69,13 @@ def not_run(problem, ran: dict, ruled_out: dict, best_predicted: dict, budget: i
             ranked = f"; the model's best for it is {predicted:.4g} ms" if math.isfinite(predicted) else ""
             out[name] = f"not reached within the budget of {budget} runs{ranked}"
     return out
+
+
+def runs(problem, trials, counted) -> list[dict]:
+    """Every trial that ran, in order: its number, configuration (as a user reads it), time (None where it
+    failed) and what the objective recorded of it."""
+    return [{"number": t.number, "params": problem.readable(t.params), "value": t.value if t.state.name == "COMPLETE"
+             else None, "attrs": dict(t.user_attrs)} for t in sorted(trials, key=lambda t: t.number) if counted(t)]
 
 
 def failures(trials) -> list:

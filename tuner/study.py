@@ -77,9 +77,10 @@ class Study:
     """One study of one problem; :meth:`run` adds trials until the budget is reached."""
 
     def __init__(self, problem, objective, model, storage=None, name=None, strategy="model", seed=None,
-                 guide=True, prune=True):
+                 guide=True, prune=True, recorded=()):
         """``guide``: queue the model's best predictions first and prune by the lower bound; ``prune=False``
-        keeps the queue but runs what the bound would rule out (a table's search measures its budget in full)."""
+        keeps the queue but runs what the bound would rule out (a table's search measures its budget in full);
+        ``recorded``: configurations measured before, counted as run ahead of the queue (:meth:`add_recorded`)."""
         import optuna
 
         if strategy not in STRATEGIES:
@@ -98,6 +99,7 @@ class Study:
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         self.study = optuna.create_study(storage=self.storage, study_name=self.name, direction="minimize",
                                          sampler=sampler, load_if_exists=True)
+        self.add_recorded(recorded)
         self._describe()
         self._groups: dict[str, list[dict]] = {}
         for point in self.points:
@@ -152,6 +154,29 @@ class Study:
         if self.guide:
             for params in sorted(self.points, key=self.predict)[:ENQUEUE]:
                 self.study.enqueue_trial(params, user_attrs={"queued_by": "model prediction"}, skip_if_exists=True)
+
+    def add_recorded(self, records) -> int:
+        """Configurations measured before (a Kernel Tuner cache): (params, time in ms or None, why it failed),
+        added as run trials that count against the budget, as Kernel Tuner counts its cache; a configuration
+        the study holds already is skipped. How many were added."""
+        import optuna
+
+        TrialState = _trial_state()
+        have = {config_key(t.params) for t in self.study.get_trials(deepcopy=False) if t.params}
+        distributions = self.problem.distributions()
+        added = 0
+        for params, ms, why in records:
+            if config_key(params) in have or self.problem.violation(dict(params)):
+                continue
+            attrs = {"queued_by": "recorded before (cache)"}
+            if ms is None:
+                attrs["fail_reason"] = f"recorded as failed: {why}"
+            self.study.add_trial(optuna.trial.create_trial(
+                params=dict(params), distributions=distributions, user_attrs=attrs,
+                state=TrialState.COMPLETE if ms is not None else TrialState.FAIL, value=ms))
+            have.add(config_key(params))
+            added += 1
+        return added
 
     # -- the loop -------------------------------------------------------------------------------
     def _fail_stale(self) -> None:
@@ -302,7 +327,8 @@ class Study:
             measured_order=[t.value for t in sorted(complete, key=lambda t: t.number)],
             by_algorithm=ran, ruled_out=dict(self._ruled_out),
             not_run=report.not_run(self.problem, ran, self._ruled_out, predicted, getattr(self, "trials", 0)),
-            failures=report.failures(trials), storage=describe_storage(self.url))
+            failures=report.failures(trials), storage=describe_storage(self.url),
+            trials_run=report.runs(self.problem, trials, counted))
 
 
 def _finite(value: float) -> float | None:

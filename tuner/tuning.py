@@ -63,7 +63,7 @@ def make_objective(problem, options: TuneOptions, time_limit_ms: float = 2000.0)
 def _objective(problem: Problem, kind: str, shared: dict, repeats: int, time_limit_ms: float):
     if kind == "measure":
         try:
-            return MeasureObjective(problem, repeats=repeats, time_limit_ms=time_limit_ms)
+            return getattr(problem, "measuring", MeasureObjective)(problem, repeats=repeats, time_limit_ms=time_limit_ms)
         except GPUUnavailableError as exc:
             raise TunerError(f"objective measure: {exc}; use --objective model (or replay) without a GPU") from None
     if kind == "replay":
@@ -73,7 +73,8 @@ def _objective(problem: Problem, kind: str, shared: dict, repeats: int, time_lim
     return ModelObjective(problem, shared["model"])
 
 
-def tune(problem, options: TuneOptions | None = None, *, record: bool = True, stop=None, **settings) -> StudyResult:
+def tune(problem, options: TuneOptions | None = None, *, record: bool = True, stop=None, recorded=(),
+         **settings) -> StudyResult:
     """Run (or resume) a study of a kernel or a family and record its best measured configuration (for a
     family, also each algorithm's best) in the lookup table.
 
@@ -81,7 +82,9 @@ def tune(problem, options: TuneOptions | None = None, *, record: bool = True, st
     ``workers`` > 1 the one study runs in that many processes on its storage, one per GPU of this host
     (round-robin where there are fewer GPUs, plain processes where there are none): this process is the
     first of them, then reads the whole study's result and records it. ``record=False`` leaves the
-    lookup table alone (a helper worker's run); ``stop`` (an event) ends the study after the trial in hand."""
+    lookup table alone (a helper worker's run); ``stop`` (an event) ends the study after the trial in hand;
+    ``recorded``: configurations measured before, (params, ms or None, why it failed), that the study counts
+    as run (:meth:`Study.add_recorded`)."""
     options = (options or TuneOptions()).with_settings(**settings)
     options = options.with_settings(objective=objective_kind(options))   # auto decided once, for every worker
     if record and options.objective != "model":
@@ -97,7 +100,7 @@ def tune(problem, options: TuneOptions | None = None, *, record: bool = True, st
     problem = objective.problem
     model = load_model(MODEL_DEVICE if objective.name == "model" else objective.device, options.calibration)
     runner = Study(problem, objective, model, storage=options.storage, name=options.study, strategy=options.strategy,
-                   seed=options.seed)
+                   seed=options.seed, recorded=recorded)
     try:
         result = runner.run(options.trials, options.progress, peer=record, stop=stop)   # a helper's is never read
     except BaseException:
@@ -129,8 +132,9 @@ def _record(problem, result: StudyResult, objective: str, table: str | None) -> 
     space = sum(len(m.points()) for m in members.values()) if members else len(problem.points())
     thorough = all(row["thorough"] for row in rows) and len(rows) == len(members) if members else \
         len(ran) >= min(MIN_SEARCH, space)
+    own_hash = getattr(getattr(problem, "kernel", None), "source_hash", None)
     rows.append(dict(device=result.device, kernel=problem.name, dtype=problem.dtype, size=problem.size,
-                     case=problem.case, params=result.best_params, median_ms=result.best_ms,
+                     case=problem.case, params=result.best_params, median_ms=result.best_ms, source_hash=own_hash,
                      predicted_ms=result.predicted_ms, peer=result.peer, peer_ms=result.peer_ms,
                      objective=objective, study=result.study, best_of=len(ran), space=space, thorough=thorough,
                      runner_up_ms=ran[1] if len(ran) > 1 else None))
@@ -143,11 +147,20 @@ def _helper(spec: dict, options: TuneOptions, index: int, gpu: str | None, leade
     pin_to(gpu)
     watch = LeaderWatch(leader)
     try:
-        tune(problem_of(spec["name"], spec["size"], spec["dtype"], **spec["case"]),
+        tune(problem_of_spec(spec),
              options.for_worker(index).with_settings(workers=1), record=False, stop=watch.stopped)
     except MemtuneError as exc:
         sys.stderr.write(f"memtune worker {index}: {exc}\n")
         raise SystemExit(2) from None
+
+
+def problem_of_spec(spec: dict):
+    """The problem a spec names (``Problem.spec``): a family or kernel by name, or a user's kernel as described."""
+    if "user" in spec:
+        from .user import user_problem
+
+        return user_problem(**spec["user"])
+    return problem_of(spec["name"], spec["size"], spec["dtype"], **spec["case"])
 
 
 def shared_study_name(problem, options: TuneOptions) -> str:

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 
 import sympy
 
+from .machine import KernelResources
+
 SECTOR = 32
 
 
@@ -83,11 +85,11 @@ class Launch:
 
     ``source`` names the ``.cu`` file that defines ``function``; a launch without one is a library
     operation of the executor (a device copy, a fill, the next look-back epoch, CuPy's own operations).
-    ``block`` is the block's shape (an int is one dimension); the grid is one-dimensional.
+    ``block`` and ``grid`` are shapes (an int is one dimension): a user's kernel may launch a 3-D grid.
     """
 
     function: str
-    grid: int
+    grid: int | tuple[int, ...]
     block: int | tuple[int, ...]
     dynamic_shared: int = 0
     args: tuple = ()                 # Array, Scalar, HostValue: the call's arguments in order
@@ -101,12 +103,23 @@ class Launch:
     atomics: float = 0.0             # atomics per block on one shared address (a ticket): serialised
     fp64: bool = False
     source: str = ""                 # the .cu file of ``function`` (the probe reads its resources)
+    resources: KernelResources | None = None   # the compiled function's, where they travel with the launch
+                                               # (a user's kernel); else the machine file's [kernels] entry
 
     @property
     def shape(self) -> tuple[int, int, int]:
         """The block as (x, y, z)."""
-        dims = (self.block,) if isinstance(self.block, int) else tuple(self.block)
-        return tuple(dims) + (1,) * (3 - len(dims))
+        return _xyz(self.block)
+
+    @property
+    def grid_shape(self) -> tuple[int, int, int]:
+        """The grid as (x, y, z)."""
+        return _xyz(self.grid)
+
+    @property
+    def blocks(self) -> int:
+        x, y, z = self.grid_shape
+        return x * y * z
 
     @property
     def threads(self) -> int:
@@ -126,6 +139,11 @@ class Launch:
         """(arrays, scalars) the host passes: each costs host time."""
         arrays = sum(isinstance(a, Array) for a in self.args)
         return arrays, len(self.args) - arrays
+
+
+def _xyz(dims) -> tuple[int, int, int]:
+    dims = (int(dims),) if isinstance(dims, (int, float)) else tuple(int(d) for d in dims)
+    return dims + (1,) * (3 - len(dims))
 
 
 @dataclass(frozen=True)
@@ -209,14 +227,14 @@ def warp_flops(fp64: bool, machine) -> float:
 
 
 def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
-    res = machine.resources(launch.function)
+    res = launch.resources or machine.resources(launch.function)
     registers, static = (res.registers, res.static_shared) if res else (32, 0)
     b = blocks_per_sm(launch, machine, registers, static)
     if b == 0 or launch.threads > machine["max_threads_per_block"]:
         return LaunchTime(launch, 0, math.inf, math.inf, math.inf, math.inf, 0.0, math.inf, served)
     sms = int(machine["sms"])
     concurrent = b * sms
-    grid = max(1, launch.grid)
+    grid = max(1, launch.blocks)
     full, tail = divmod(grid, concurrent)
     beta = machine["copy_bandwidth"]                     # GB/s = bytes per ns
     latency = machine["dram_latency"] if served.dram > 0 else machine["l2_latency"]
@@ -308,7 +326,7 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
         return sympy.oo
     launch, sms = t.launch, int(machine["sms"])
     concurrent = t.blocks_per_sm * sms
-    grid = max(1, launch.grid)
+    grid = max(1, launch.blocks)
     full, tail = divmod(grid, concurrent)
     lat_sym = LAT if t.served.dram > 0 else LAT2
     shared_lat = sympy.nsimplify(launch.shared_rounds * machine["shared_latency"]) / SIGMA
@@ -346,7 +364,7 @@ def bandwidth_condition(t: LaunchTime, machine):
     Returns (relation in k, the smallest k, the k this launch has).
     """
     k = sympy.Symbol("k", positive=True)
-    grid = max(1, t.launch.grid)
+    grid = max(1, t.launch.blocks)
     per_block = (t.served.dram + t.served.l2) / grid
     if per_block == 0:
         return None

@@ -33,12 +33,19 @@ def parse_case(items: list[str]) -> dict:
     return out
 
 
-def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
-    """The arguments naming a tuning problem: a kernel, its size, dtype and case values."""
-    parser.add_argument("name", help="a family (sat, prefix_sums, sum, permutation, transpose, conv, matmul: every "
-                                     "algorithm and CuPy's own) or one kernel; an unknown name lists them all")
-    parser.add_argument("--n", type=positive, required=True,
+def add_problem_arguments(parser: argparse.ArgumentParser, user_kernels: bool = False) -> None:
+    """The arguments naming a tuning problem: a kernel, its size, dtype and case values; ``user_kernels``: or
+    a user's kernel described in a spec file (``--kernel``), when the name and size are not given."""
+    parser.add_argument("name", nargs="?" if user_kernels else None,
+                        help="a family (sat, prefix_sums, sum, permutation, transpose, conv, matmul: every "
+                             "algorithm and CuPy's own) or one kernel; an unknown name lists them all")
+    parser.add_argument("--n", type=positive, required=not user_kernels,
                         help="problem size in elements (n̄² for matrices), at most 2^36")
+    if user_kernels:
+        parser.add_argument("--kernel", default=None, metavar="SPEC",
+                            help="your own CUDA kernel, described in a TOML spec file in Kernel Tuner's terms "
+                                 "(kernel_name, kernel_source, problem_size, arguments, tune_params, ...), "
+                                 "instead of NAME and --n")
     parser.add_argument("--dtype", default="float32", choices=("float32", "float64"), help="element type")
     parser.add_argument("--case", action="append", default=[], metavar="NAME=VALUE",
                         help="problem value besides the size: --case v=3 (a filter's radius, 1..7), --case "
@@ -47,8 +54,17 @@ def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def problem_from(args):
-    """The tuner's problem the arguments of :func:`add_problem_arguments` name: a family or a kernel."""
+    """The tuner's problem the arguments of :func:`add_problem_arguments` name: a family or a kernel, or a
+    user's kernel (``--kernel``)."""
     from .. import tuner
+
+    if getattr(args, "kernel", None):
+        from ..tuner import kernel_spec
+        from ..tuner.user import user_problem
+
+        return user_problem(**kernel_spec.load(args.kernel)[0])
+    if args.name is None or args.n is None:
+        raise ParameterError("name" if args.name is None else "n", "give a family or kernel NAME and --n, or --kernel SPEC")
 
     return tuner.problem_of(args.name, args.n, args.dtype, **parse_case(args.case))
 

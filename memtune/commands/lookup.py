@@ -9,7 +9,7 @@ HELP = ("the best algorithm and parameters for a family or kernel and size: meas
 
 
 def add_arguments(parser):
-    add_problem_arguments(parser)
+    add_problem_arguments(parser, user_kernels=True)
     parser.add_argument("--device", default=None, help="device name or part of it (default: any)")
     parser.add_argument("--table", default=None, help="lookup table CSV/Parquet (default: in the data directory)")
     parser.add_argument("--no-shipped", action="store_true",

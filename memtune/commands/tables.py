@@ -34,10 +34,31 @@ def add_arguments(parser):
     show.add_argument("--device", default=None, help="only this device (or part of its name)")
     show.add_argument("--family", default=None, help="only this family or kernel")
     add_json_flag(show)
+    imp = sub.add_parser("import", help="record the best configuration of a Kernel Tuner cache file (run.json) in the "
+                                        "lookup table, for its device",
+                         description="Record the best configuration a Kernel Tuner cache holds in the lookup table, as "
+                                     "measured on the cache's device; `memtune lookup --kernel SPEC` then answers it.")
+    imp.add_argument("cache", help="a Kernel Tuner cache file (JSON, closed or still open)")
+    imp.add_argument("--table", default=None, help="table to write (default: lookup.csv in the data directory)")
+    imp.add_argument("--dtype", default="float32", help="the kernel's data type (a cache does not record one)")
+    add_json_flag(imp)
 
 
 def run(args) -> int:
-    return _build(args) if args.action == "build" else _show(args)
+    return {"build": _build, "show": _show, "import": _import}[args.action](args)
+
+
+def _import(args) -> int:
+    from ..tuner.user import import_cache
+
+    answer = import_cache(args.cache, args.dtype, args.table)
+    if args.json:
+        print_json(answer.to_dict())
+        return 0
+    params = ", ".join(f"{k}={v}" for k, v in answer.params.items())
+    print(f"recorded {answer.kernel} on {answer.device}: {params}: {answer.median_ms:.4f} ms, best of {answer.best_of} "
+          f"recorded configurations")
+    return 0
 
 
 def _build(args) -> int:

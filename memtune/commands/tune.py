@@ -9,7 +9,7 @@ HELP = ("tune a family (the algorithm and its parameters) or one kernel's parame
 
 
 def add_arguments(parser):
-    add_problem_arguments(parser)
+    add_problem_arguments(parser, user_kernels=True)
     add_option_flags(parser)
     parser.add_argument("--no-progress", action="store_true", help="no progress bar (none is shown off a terminal)")
     add_json_flag(parser)
@@ -21,15 +21,42 @@ def run(args) -> int:
     from .. import tuner
 
     options = options_from(args).with_settings(progress=not (args.no_progress or args.json) and sys.stderr.isatty())
+    if args.kernel:
+        return _user_kernel(args, options)
+    if args.name is None and options.objective == "replay" and options.grid and options.grid.endswith(".json"):
+        from ..tuner.user import recorded_problem
+
+        result = tuner.tune(recorded_problem(options.grid), options)
+        return _report(args, result)
     problem = problem_from(args)
-    if tuner.tune_objective_kind(options) == "model" and options.objective == "auto":
-        sys.stderr.write("memtune tune: no GPU here (CuPy cannot run): the study runs on the physical model of the "
-                         "H100's machine file and measures nothing; on a GPU the same command measures\n")
     result = tuner.tune(problem, options)
+    if tuner.tune_objective_kind(options) == "model" and options.objective == "auto":   # said once it worked
+        sys.stderr.write("memtune tune: no GPU here (CuPy cannot run): the study ran on the physical model of the "
+                         "H100's machine file and measured nothing; on a GPU the same command measures\n")
+    return _report(args, result)
+
+
+def _user_kernel(args, options) -> int:
+    """``--kernel SPEC``: tune a user's kernel through :func:`memtune.tune_kernel` (a replay's grid is the
+    Kernel Tuner cache that ``--grid`` names)."""
+    from ..tuner import kernel_spec
+    from ..tuner.user import tune_kernel
+
+    described, settings = kernel_spec.load(args.kernel, seed=options.seed or 0)
+    out = tune_kernel(**described, objective=options.objective, trials=options.trials, strategy=options.strategy,
+                      storage=options.storage, study=options.study, seed=options.seed, table=options.table,
+                      workers=options.workers, iterations=options.repeats if options.repeats != 20 else
+                      settings["iterations"], cache=options.grid if options.objective == "replay" else None)
+    return _report(args, out.study, out.env["memtune"]["assumptions"])
+
+
+def _report(args, result, assumptions=()) -> int:
     if args.json:
-        print_json({**result.to_dict(), "next": next_commands(args, result)})
+        print_json({**result.to_dict(), "assumptions": list(assumptions), "next": next_commands(args, result)})
         return 0
     print(summary(result, next_commands(args, result)))
+    for line in assumptions:
+        print(f"  model assumed: {line}")
     return 0
 
 
@@ -38,7 +65,11 @@ def next_commands(args, result) -> dict:
     case = "".join(f" --case {c}" for c in args.case)
     dtype = "" if args.dtype == "float32" else f" --dtype {args.dtype}"
     device = result.device.removeprefix("model:")
-    out = {"lookup": f"memtune lookup {args.name} --n {args.n}{dtype}{case} --device '{device}'"}
+    if not (args.kernel or args.name):          # a Kernel Tuner cache replayed: its best goes in by import
+        out = {"lookup": f"memtune tables import {args.grid}"}
+    else:
+        what = f"--kernel {args.kernel}" if args.kernel else f"{args.name} --n {args.n}{dtype}{case}"
+        out = {"lookup": f"memtune lookup {what} --device '{device}'"}
     if result.storage.startswith(("sqlite", "postgresql", "mysql")):
         out["dashboard"] = f"optuna-dashboard {result.storage}"
     return out

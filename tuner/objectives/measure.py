@@ -96,18 +96,22 @@ class MeasureObjective(Objective):
         return out
 
     def __call__(self, params):
-        kernel = self.problem.kernel
+        """One configuration's outcome; whatever goes wrong running it is the trial's failure, with why."""
         try:
-            out = self._first_run(params)
-            if self.verify and hasattr(kernel, "reference"):
-                self._check(out)
-            row = measure(kernel, self.inputs, repeats=self._repeats(), **params)
+            return self._run(params)
         except TrialFailed:
             raise
         except KernelLaunchError as exc:
             raise TrialFailed(str(exc)) from None
         except Exception as exc:
             raise TrialFailed(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}") from None
+
+    def _run(self, params) -> Outcome:
+        kernel = self.problem.kernel
+        out = self._first_run(params)
+        if self.verify and hasattr(kernel, "reference"):
+            self._check(out)
+        row = measure(kernel, self.inputs, repeats=self._repeats(), **params)
         return Outcome(row["median_ms"], row["iqr_ms"], {"bandwidth_GBps": row["bandwidth_GBps"]})
 
     def peer_ms(self):

@@ -1,6 +1,9 @@
 """A cost model as the objective (the physical model, or the fitted refinement): runs anywhere, no GPU."""
 from __future__ import annotations
 
+import math
+
+from ..errors import TrialFailed
 from .base import Objective, Outcome
 
 
@@ -17,5 +20,7 @@ class ModelObjective(Objective):
         self.device = model_device(model)
 
     def __call__(self, params):
-        p = self.problem
-        return Outcome(self.model.predict_ms(p.kernel, p.size, p.dtype, params, p.case))
+        ms = self.problem.predict_ms(self.model, params)
+        if not math.isfinite(ms):
+            raise TrialFailed("the model cannot time this configuration (it does not compile, or cannot launch)")
+        return Outcome(ms)

@@ -1,6 +1,7 @@
 """Replay: look configurations up in a recorded grid, so strategies can be compared many times at no GPU cost.
 
-A grid is a CSV with one row per configuration: ``kernel, size, dtype, params`` (JSON), ``median_ms``,
+A grid is a CSV with one row per configuration (or a Kernel Tuner cache file, ``.json``, read as one:
+its kernel is ``user:<kernel_name>`` at the product of its problem size, for any dtype): ``kernel, size, dtype, params`` (JSON), ``median_ms``,
 ``iqr_ms``, ``status`` (``ok`` or ``fail``) and ``reason``; rows with ``kernel`` set to a peer record
 the peer's time. ``bench/record_grids.py`` writes them; the exhaustive grids recorded on the H100 and the
 H200 ship with memtune (``tuner/grids/<device>.csv``), and a replay with no grid named reads the H100's.
@@ -14,9 +15,13 @@ from pathlib import Path
 
 from ...costmodel.physical.machine import match_device, slug
 
+from .. import kt_cache
 from ..errors import TrialFailed, TunerError
 from ..trials import config_key
 from .base import Objective, Outcome
+
+
+ANY_DTYPE = "*"        # a row recorded without a dtype (a Kernel Tuner cache): it answers for any
 
 
 class Grid:
@@ -32,6 +37,8 @@ class Grid:
         path = Path(path)
         if not path.is_file():
             raise TunerError(f"grid: no file {str(path)!r}; record one with bench/record_grids.py on a GPU")
+        if kt_cache.is_cache(path):
+            return cls.of_cache(kt_cache.read(path), str(path))
         try:
             frame = pd.read_csv(path, keep_default_na=False)
         except (pd.errors.EmptyDataError, pd.errors.ParserError, UnicodeDecodeError) as exc:
@@ -52,6 +59,21 @@ class Grid:
         return cls(frame.assign(size=sizes.astype("int64")), str(path))
 
     @classmethod
+    def of_cache(cls, cache: "kt_cache.Cache", origin: str) -> "Grid":
+        """A Kernel Tuner cache as a grid: one row per configuration it holds."""
+        import pandas as pd
+
+        size = 1
+        for s in cache.problem_size:
+            size *= int(s) if isinstance(s, int) else 1
+        rows = [{"kernel": f"user:{cache.kernel_name}", "size": size, "dtype": ANY_DTYPE, "params": json.dumps(params),
+                 "median_ms": ms if ms is not None else "", "iqr_ms": 0.0, "status": "ok" if ms is not None else "fail",
+                 "reason": why, "device": cache.device_name} for params, ms, why in cache.configurations()]
+        if not rows:
+            raise TunerError(f"grid {origin}: the cache holds no configuration")
+        return cls(pd.DataFrame(rows), origin)
+
+    @classmethod
     def shipped(cls, device: str) -> "Grid":
         """The exhaustive grid recorded on ``device`` that ships with memtune (read once: it cannot change)."""
         folder = resources.files("memtune.tuner").joinpath("grids")
@@ -63,7 +85,7 @@ class Grid:
 
     def rows(self, kernel: str, size: int, dtype: str):
         f = self.frame
-        return f[(f.kernel == kernel) & (f["size"] == size) & (f.dtype == dtype)]
+        return f[(f.kernel == kernel) & (f["size"] == size) & f.dtype.isin([dtype, ANY_DTYPE])]
 
     def table(self, kernel, size, dtype) -> dict[str, dict]:
         out = {}

@@ -1,0 +1,112 @@
+"""Bring your own kernel: three user-style kernels (examples/), recorded exhaustively, then searched.
+
+``record`` (GPU): every feasible configuration of the stencil, the reduction and the SGEMM measured by
+``memtune.tune_kernel(strategy="brute_force")`` into Kernel Tuner cache files, with the compiled resources of
+every instance (``resources.json``, what the model's occupancy reads on a machine without the GPU).
+``compare`` (CPU): on those grids, the runs each strategy needs to first run a configuration within 5 % of
+the best (10 seeds): memtune's model-guided search with the plan memtune derives alone and with the example's
+own plan, Optuna's TPE and random sampling (unguided); Kernel Tuner's random sampling and genetic algorithm
+are replayed by ``bench/kt_simulate.py`` in Kernel Tuner's simulation mode and joined here where given.
+Run: ``python bench/user_kernels.py record --out bench/results/h100/user_kernels`` on the GPU, then
+``python bench/user_kernels.py compare --out bench/results/h100/user_kernels [--kt kt.json]``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from examples import gemm, reduction, stencil2d  # noqa: E402
+
+EXAMPLES = {"stencil2d": stencil2d, "reduce_sum": reduction, "sgemm": gemm}
+WITHIN = 1.05
+
+
+def record(out: Path, iterations: int) -> None:
+    import memtune
+    from memtune.tuner.storage import data_dir
+
+    from memtune.tuner.user import user_problem
+
+    out.mkdir(parents=True, exist_ok=True)
+    for name, module in EXAMPLES.items():
+        started = time.time()
+        problem = user_problem(**module.describe())
+        problem.kernel.compile_all(problem.points())
+        print(f"{name}: {len(problem.points())} instances compiled in {time.time() - started:.0f} s", flush=True)
+        results, env = memtune.tune_kernel(**module.describe(), strategy="brute_force", cache=out / f"{name}.json",
+                                           storage=":memory:", iterations=iterations)
+        ok = [r for r in results if "__error__" not in r]
+        print(f"{name}: {len(results)} run, {len(ok)} ok, best {env['best_config']['time']:.4f} ms, "
+              f"{time.time() - started:.0f} s", flush=True)
+    shutil.copy(data_dir() / "kernel_resources.json", out / "resources.json")
+
+
+def trials_to_target(problem, grid, model, strategy: str, seed: int, target: float) -> int:
+    from memtune.tuner import ReplayObjective, Study
+    from memtune.tuner.study import counted
+
+    study = Study(problem, ReplayObjective(problem, grid), model, storage=":memory:", strategy=strategy, seed=seed,
+                  guide=strategy == "model", name=f"{strategy}-{seed}")
+    study.run(len(problem.points()), target_ms=target)
+    runs = sorted((t for t in study.study.get_trials(deepcopy=False) if counted(t)), key=lambda t: t.number)
+    return next((i for i, t in enumerate(runs, 1) if t.value is not None and t.value <= target), len(runs))
+
+
+def compare(out: Path, seeds: int, kt: Path | None) -> None:
+    from memtune.tuner import Grid, load_model
+    from memtune.tuner.storage import data_dir
+    from memtune.tuner.user import user_problem
+
+    shutil.copy(out / "resources.json", data_dir() / "kernel_resources.json")
+    model = load_model("H100")
+    joined = json.loads(kt.read_text()) if kt else {}
+    rows = []
+    for name, module in EXAMPLES.items():
+        grid = Grid.read(out / f"{name}.json")
+        described = module.describe()
+        for variant in ("derived", "plan"):
+            kwargs = dict(described) if variant == "plan" else {k: v for k, v in described.items() if k != "plan"}
+            problem = user_problem(**kwargs)
+            problem.kernel.compile_all(problem.points())
+            best = grid.best_ms(problem.name, problem.size, problem.dtype)
+            ok = grid.frame[grid.frame.status == "ok"].median_ms.astype(float)
+            row = {"kernel": name, "model": variant, "points": len(problem.points()), "recorded_ok": int(len(ok)),
+                   "within_5pct": int((ok <= best * WITHIN).sum()), "best_ms": best}
+            strategies = ("model",) if variant == "plan" else ("model", "tpe", "random")
+            for strategy in strategies:
+                counts = [trials_to_target(problem, grid, model, strategy, s, best * WITHIN) for s in range(seeds)]
+                row[f"{strategy} median"] = float(np.median(counts))
+                row[f"{strategy} runs"] = " ".join(map(str, counts))
+            for strategy, counts in joined.get(name, {}).items():
+                row[f"kt {strategy} median"] = float(np.median(counts))
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    (out / "search.json").write_text(json.dumps(rows, indent=1) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("action", choices=("record", "compare"))
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "h100" / "user_kernels"))
+    parser.add_argument("--iterations", type=int, default=20)
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--kt", default=None, help="bench/kt_simulate.py's output, joined into the table")
+    args = parser.parse_args()
+    if args.action == "record":
+        record(Path(args.out), args.iterations)
+    else:
+        compare(Path(args.out), args.seeds, Path(args.kt) if args.kt else None)
+
+
+if __name__ == "__main__":
+    main()

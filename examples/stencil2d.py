@@ -1,0 +1,47 @@
+"""Tune a 2-D five-point stencil (stencil2d.cu) with memtune: 5 block widths x 6 heights x 4 x 4 tiles per
+thread x shared memory or not, about 600 configurations once the restrictions hold."""
+from __future__ import annotations
+
+import numpy as np
+
+from memtune.costmodel.physical.launch import Access
+
+if __package__:                          # imported as examples.<name> (the benchmarks)
+    from .common import HERE, main
+else:                                    # run as a script from this folder
+    from common import HERE, main
+
+
+def describe(small: bool = False) -> dict:
+    side = 512 if small else 8192
+    rng = np.random.default_rng(0)
+    grid = np.zeros((side + 2, side + 2), np.float32)
+    grid[1:-1, 1:-1] = rng.random((side, side), dtype=np.float32)
+    out = np.zeros((side, side), np.float32)
+    c = grid[1:-1, 1:-1]
+    answer = 0.5 * c + 0.125 * (grid[:-2, 1:-1] + grid[2:, 1:-1] + grid[1:-1, :-2] + grid[1:-1, 2:])
+    tune_params = {"block_size_x": [16, 32, 64, 128, 256], "block_size_y": [1, 2, 4, 8, 16, 32],
+                   "tile_size_x": [1, 2, 4, 8], "tile_size_y": [1, 2, 4, 8], "use_shmem": [0, 1]}
+    restrictions = ["32 <= block_size_x * block_size_y <= 1024",
+                    "use_shmem == 0 or (block_size_y * tile_size_y + 2) * (block_size_x * tile_size_x + 2) * 4 <= 49152"]
+
+    def plan(p: dict, launch) -> dict:
+        """What the author knows: each block reads its tile with its halo (the neighbours' halos come from the
+        L2), every point costs five loads through L1 or shared memory and six flops."""
+        rows, cols = p["block_size_y"] * p["tile_size_y"], p["block_size_x"] * p["tile_size_x"]
+        halo = launch.blocks * (rows + 2) * (cols + 2) * 4 - grid.nbytes
+        points = rows * cols
+        staged = (rows + 2) * (cols + 2) / 32 if p["use_shmem"] else 0.0
+        return {"accesses": (Access("arg1", grid.nbytes), Access("arg1", max(halo, 0), cached=True),
+                             Access("arg0", out.nbytes, write=True)),
+                "shared_wavefronts": staged + 5 * points / 32, "flops": 6 * points,
+                "rounds": 2.0 if p["use_shmem"] else 1.0}
+
+    return dict(kernel_name="stencil2d", kernel_source=HERE / "stencil2d.cu", problem_size=(side, side),
+                arguments=[out, grid, np.int32(side), np.int32(side)], tune_params=tune_params,
+                grid_div_x=["block_size_x", "tile_size_x"], grid_div_y=["block_size_y", "tile_size_y"],
+                restrictions=restrictions, answer=[answer, None, None, None], atol=1e-5, plan=plan)
+
+
+if __name__ == "__main__":
+    main(describe, __doc__)
