@@ -34,15 +34,17 @@ def _compiled(expr: str):
     return compile(expr, "<restriction>", "eval")   # check_params evaluates restrictions on every run
 
 
-def _evaluate(expr: str, names: dict):
-    return eval(_compiled(expr), {"__builtins__": {"min": min, "max": max}}, names)
+def evaluate(expr: str, names: dict):
+    """A restriction's (or a launch dimension's) expression over the parameter names: arithmetic, comparisons,
+    min, max, int and abs; nothing else is reachable."""
+    return eval(_compiled(expr), {"__builtins__": {"min": min, "max": max, "int": int, "abs": abs}}, names)
 
 
 def _holds(expr, point: dict, names: dict) -> bool:
     """Whether a restriction holds: an expression over the names, or a predicate of the point. A division by
     zero means the point cannot run (Kernel Tuner lets it pass, and then fails computing its grid)."""
     try:
-        return bool(expr(dict(point)) if callable(expr) else _evaluate(expr, names))
+        return bool(expr(dict(point)) if callable(expr) else evaluate(expr, names))
     except ZeroDivisionError:
         return False
 
@@ -85,11 +87,11 @@ class SearchSpace:
             if not _holds(expr, point, names):
                 return f"restriction {getattr(expr, '__name__', expr)!r} fails"
         if self.threads:
-            t = _evaluate(self.threads, names)
+            t = evaluate(self.threads, names)
             if t > limits.max_threads or t % limits.w:
                 return f"{t} threads per block: must be a multiple of {limits.w} and at most {limits.max_threads}"
         if self.shared:
-            s = _evaluate(self.shared, names)
+            s = evaluate(self.shared, names)
             if s > limits.max_shared:
                 return f"{s} bytes of shared memory per block exceed the device's {limits.max_shared}"
         return None

@@ -60,9 +60,12 @@ def remember(found: dict[str, Compiled]) -> None:
     tmp.replace(path)
 
 
-def recalled(key: str) -> Compiled | None:
-    hit = _read_cache().get(key)
-    return Compiled(KernelResources(*hit[:3]), hit[3]) if hit else None
+def recalled(keys: list[str]) -> dict[str, Compiled]:
+    """What compiling these instances said before, on this machine (the kept file read once)."""
+    if not keys:
+        return {}
+    kept = _read_cache()
+    return {k: Compiled(KernelResources(*kept[k][:3]), kept[k][3]) for k in keys if k in kept}
 
 
 def with_cupy(key: str, name: str) -> Compiled:

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..costmodel.errors import ParameterError
 from ..costmodel.physical.launch import Access, Array, Launch, Plan, Scalar
+from ..costmodel.space import evaluate as evaluate_expression
 from . import resources as compiled
 from .base import Inputs, Kernel
 from .device import USER, cupy, register_source
@@ -72,20 +73,31 @@ def _is_array(value) -> bool:
     return isinstance(value, np.ndarray) or type(value).__module__.startswith("cupy")
 
 
-def _names(expr_names: dict) -> dict:
-    return {"__builtins__": {"min": min, "max": max, "int": int, "abs": abs}, **expr_names}
-
-
 def evaluate(value, params: dict, what: str):
     """An entry Kernel Tuner lets be a number, an expression over the tunables, or a callable of them."""
     if callable(value):
         return value(dict(params))
     if isinstance(value, str):
         try:
-            return eval(value, _names({}), dict(params))
+            return evaluate_expression(value, dict(params))
         except Exception as exc:
             raise ParameterError(what, f"cannot evaluate {value!r} for {params} ({type(exc).__name__}: {exc})") from None
     return value
+
+
+def static_dims(problem_size) -> tuple[int, int, int]:
+    """The problem's dimensions where they do not depend on the configuration (1 where they do, or where the
+    whole size is a callable)."""
+    size = problem_size if isinstance(problem_size, (tuple, list)) else (problem_size,)
+    dims = [int(s) if isinstance(s, (int, np.integer)) else 1 for s in size]
+    return tuple(dims + [1] * (3 - len(dims)))
+
+
+def table_key(problem_size) -> tuple[int, dict]:
+    """(size, case) under which a user's kernel at ``problem_size`` is tabled: the product of its dimensions,
+    and its shape ("8192x8192x1"), so shapes of one size are kept apart."""
+    dims = static_dims(problem_size)
+    return math.prod(dims), {"shape": "x".join(map(str, dims))}
 
 
 class UserKernel(Kernel):
@@ -107,20 +119,18 @@ class UserKernel(Kernel):
         self.compiler_options, self.smem_args, self.answer, self.atol = tuple(compiler_options), smem_args, answer, atol
         self.verify, self.user_plan, self.arch, self.origin = verify, plan, arch, origin or "<string>"
         self.restrictions = tuple(restrictions) + (self._thread_limit(),)
-        self.default_case = {"shape": "x".join(str(d) for d in self.static_dims)}
+        self.default_case = table_key(problem_size)[1]
         self.compiled: dict[str, compiled.Compiled] = {}
+        self._keys: dict[tuple, str] = {}
 
     # -- the problem ----------------------------------------------------------------------------
     @property
     def static_dims(self) -> tuple[int, int, int]:
-        """The problem's dimensions where they do not depend on the configuration (1 where they do)."""
-        size = self.problem_size if isinstance(self.problem_size, (tuple, list)) else (self.problem_size,)
-        dims = [int(s) if isinstance(s, (int, np.integer)) else 1 for s in size]
-        return tuple(dims + [1] * (3 - len(dims)))
+        return static_dims(self.problem_size)
 
     @property
     def size(self) -> int:
-        return math.prod(self.static_dims)
+        return table_key(self.problem_size)[0]
 
     @property
     def dtype(self) -> str:
@@ -185,19 +195,18 @@ class UserKernel(Kernel):
         return "\n".join(prefix) + "\n" + code
 
     def key(self, params: dict) -> str:
-        """The registered source of this configuration (what its launch names)."""
-        return register_source(self.instance(params), self.compiler_options)
+        """The registered source of this configuration (what its launch names), built once per configuration."""
+        held = tuple(sorted(params.items()))
+        if held not in self._keys:
+            self._keys[held] = register_source(self.instance(params), self.compiler_options)
+        return self._keys[held]
 
     def compile_all(self, points: list[dict], threads: int = 16) -> dict[str, compiled.Compiled]:
         """Compile every configuration's instance (in threads: NVRTC and nvcc run outside the interpreter's
         lock) and keep what each said; instances compiled before, on this machine, are read back."""
         keys = {self.key(p): p for p in points}
+        self.compiled.update(compiled.recalled([k for k in keys if k not in self.compiled]))
         todo = [k for k in keys if k not in self.compiled]
-        for k in todo:
-            hit = compiled.recalled(k)
-            if hit is not None:
-                self.compiled[k] = hit
-        todo = [k for k in todo if k not in self.compiled]
         if todo:
             with ThreadPoolExecutor(max_workers=threads) as pool:
                 found = dict(zip(todo, pool.map(self._compile, todo)))
@@ -208,12 +217,19 @@ class UserKernel(Kernel):
     def _compile(self, key: str) -> compiled.Compiled:
         if self.source is None:
             return compiled.assumed("")
-        try:
-            cupy()
-        except Exception:
+        if not self._on_gpu:
             from .device import source
             return compiled.with_nvcc(source(key), self.function, self.compiler_options, self.arch)
         return compiled.with_cupy(key, self.function)
+
+    @functools.cached_property
+    def _on_gpu(self) -> bool:
+        """Whether CuPy runs here (asked once: every instance compiles the same way)."""
+        try:
+            cupy()
+        except Exception:
+            return False
+        return True
 
     def compiled_for(self, params: dict) -> compiled.Compiled:
         key = self.key(params)
@@ -254,7 +270,7 @@ class UserKernel(Kernel):
             launch = self._user_launch(params, launch)
         arrays = {a.name: a.nbytes for a in self.args if a.is_array}
         output = next((a.name for a in self.args if a.written), next(iter(arrays), "arg0"))
-        return Plan(arrays, (launch,), output=output, notes="; ".join(self.assumptions))
+        return Plan(arrays, (launch,), output=output)
 
     def _user_launch(self, params: dict, derived: Launch) -> Launch:
         got = self.user_plan(dict(params), derived)

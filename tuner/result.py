@@ -73,9 +73,11 @@ def not_run(problem, ran: dict, ruled_out: dict, best_predicted: dict, budget: i
 
 def runs(problem, trials, counted) -> list[dict]:
     """Every trial that ran, in order: its number, configuration (as a user reads it), time (None where it
-    failed) and what the objective recorded of it."""
+    failed), what the objective recorded of it and when it finished (ISO 8601, "" where the storage has no time)."""
     return [{"number": t.number, "params": problem.readable(t.params), "value": t.value if t.state.name == "COMPLETE"
-             else None, "attrs": dict(t.user_attrs)} for t in sorted(trials, key=lambda t: t.number) if counted(t)]
+             else None, "attrs": dict(t.user_attrs),
+             "finished": t.datetime_complete.astimezone().isoformat() if t.datetime_complete else ""}
+            for t in sorted(trials, key=lambda t: t.number) if counted(t)]
 
 
 def failures(trials) -> list:

@@ -19,19 +19,18 @@ from __future__ import annotations
 
 import math
 import pickle
-from datetime import datetime, timezone
 
 import numpy as np
 
 from ..costmodel.errors import ParameterError
 from ..kernels.timing import Device, measure
-from ..kernels.user import UserKernel, user_kernel
+from ..kernels.user import UserKernel, static_dims, table_key, user_kernel
 from . import kt_cache
 from .errors import LookupTableError, TrialFailed
 from .lookup_table import Answer, LookupTable
 from .objectives.base import Outcome
 from .objectives.measure import MeasureObjective
-from .options import MAX_TRIALS, TuneOptions
+from .options import TuneOptions
 from .problems import Problem
 
 # Kernel Tuner's strategy names memtune runs, and what runs them; "brute_force" (Kernel Tuner's default) runs
@@ -146,14 +145,16 @@ def tune_kernel(kernel_name, kernel_source, problem_size, arguments, tune_params
     options = TuneOptions(objective=kind, strategy=_strategy(strategy), storage=storage, study=study, seed=seed,
                           grid=str(cache) if kind == "replay" else None, table=table, workers=workers,
                           repeats=_positive("iterations", iterations), trials=1)
-    problem.kernel.arch = _arch(machine, objective_kind(options))
+    options = options.with_settings(objective=objective_kind(options))      # auto decided once
+    problem.kernel.arch = _arch(machine, options.objective)
     points = problem.points()
     if not points:
         raise ParameterError("restrictions", "no configuration of tune_params satisfies them")
-    options = options.with_settings(trials=_budget(trials, strategy, strategy_options, len(points)))
+    budget = options.with_settings(trials=_budget(trials, strategy, strategy_options, len(points))).trials
+    options = options.with_settings(trials=min(budget, len(points)))
     problem.kernel.compile_all(points)                  # the model's ranking needs every instance's resources
     path = None if cache is None or options.objective == "replay" else _cache_path(cache)
-    held = _read_cache(path, problem, objective_kind(options))
+    held = _read_cache(path, problem, options.objective)
     result = tune(problem, options, recorded=held.configurations() if held else ())
     results = [_kernel_tuner_record(r) for r in result.trials_run]
     if path is not None:
@@ -209,7 +210,7 @@ def _positive(name: str, value) -> int:
 
 def _budget(trials, strategy, strategy_options, points: int) -> int:
     """How many configurations run: ``trials``, else Kernel Tuner's ``max_fevals``, else every one for
-    ``brute_force``, else :data:`DEFAULT_TRIALS`; never more than the space holds."""
+    ``brute_force``, else :data:`DEFAULT_TRIALS` (the settings check it; the caller caps it at the space)."""
     options = strategy_options or {}
     if not isinstance(options, dict):
         raise ParameterError("strategy_options", f"must be a dict, got {strategy_options!r}")
@@ -219,9 +220,7 @@ def _budget(trials, strategy, strategy_options, points: int) -> int:
     budget = trials if trials is not None else options.get("max_fevals")
     if budget is None:
         budget = points if strategy == "brute_force" else DEFAULT_TRIALS
-    if isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or not 1 <= budget <= MAX_TRIALS:
-        raise ParameterError("trials", f"must be an integer from 1 to {MAX_TRIALS}, got {budget!r}")
-    return min(int(budget), points)
+    return int(budget) if isinstance(budget, np.integer) else budget
 
 
 def _arch(machine, kind: str) -> str:
@@ -283,7 +282,7 @@ def _kernel_tuner_record(run: dict) -> dict:
         out.update(time=float(run["value"]), times=list(attrs.get("times", [])))
     out.update(compile_time=float(attrs.get("compile_ms", 0.0)), verification_time=float(attrs.get("verification_ms", 0.0)),
                benchmark_time=float(attrs.get("benchmark_ms", 0.0)), strategy_time=0.0, framework_time=0.0,
-               timestamp=datetime.now(timezone.utc).isoformat())
+               timestamp=run["finished"])
     return out
 
 
@@ -305,16 +304,15 @@ def lookup_kernel(kernel_name: str, problem_size, dtype: str = "float32", device
                   table: str | None = None) -> Answer:
     """The best recorded configuration of a user's kernel at ``problem_size`` (what :func:`tune_kernel` or
     ``memtune tables import`` recorded), from the user's table, then the shipped ones."""
-    size = problem_size if isinstance(problem_size, (tuple, list)) else (problem_size,)
-    if not all(isinstance(s, (int, np.integer)) and s >= 1 for s in size):
+    given = problem_size if isinstance(problem_size, (tuple, list)) else (problem_size,)
+    if not all(isinstance(s, (int, np.integer)) and s >= 1 for s in given):
         raise ParameterError("problem_size", f"must be positive integers, got {problem_size!r}")
-    dims = [int(s) for s in size] + [1] * (3 - len(size))
-    case = {"shape": "x".join(map(str, dims))}
+    size, case = table_key(problem_size)
     for t in (LookupTable.read(table, must_exist=table is not None), LookupTable.shipped()):
-        found = t.query(f"user:{kernel_name}", math.prod(dims), dtype, device, case)
+        found = t.query(f"user:{kernel_name}", size, dtype, device, case)
         if found:
             return found
-    raise LookupTableError(f"kernel_name: nothing recorded for {kernel_name} at problem size {tuple(dims)} ({dtype}"
+    raise LookupTableError(f"kernel_name: nothing recorded for {kernel_name} at problem size {case['shape']} ({dtype}"
                            f"{', on ' + device if device else ''}); tune it with memtune.tune_kernel first")
 
 
@@ -325,16 +323,15 @@ def import_cache(path, dtype: str = "float32", table: str | None = None) -> Answ
     best = cache.best()
     if best is None:
         raise LookupTableError(f"cache {path}: no configuration ran successfully; nothing to record")
-    dims = [int(s) for s in cache.problem_size if isinstance(s, (int, float))] or [1]
-    dims += [1] * (3 - len(dims))
+    size, case = table_key(cache.problem_size)
     ran = sorted(ms for _, ms, _ in cache.configurations() if ms is not None)
     space = math.prod(len(v) for v in cache.tune_params.values())
-    row = dict(device=cache.device_name, kernel=f"user:{cache.kernel_name}", dtype=dtype, size=math.prod(dims),
-               case={"shape": "x".join(map(str, dims))}, params={k: best[k] for k in cache.keys},
+    row = dict(device=cache.device_name, kernel=f"user:{cache.kernel_name}", dtype=dtype, size=size,
+               case=case, params={k: best[k] for k in cache.keys},
                median_ms=float(best["time"]), objective="measure", study=f"kernel tuner cache {path}",
                best_of=len(ran), space=space, thorough=len(ran) >= 4, runner_up_ms=ran[1] if len(ran) > 1 else None)
     LookupTable.update(table, [row])
-    return lookup_kernel(cache.kernel_name, dims, dtype, cache.device_name, table)
+    return lookup_kernel(cache.kernel_name, static_dims(cache.problem_size), dtype, cache.device_name, table)
 
 
 def recorded_problem(path) -> UserProblem:

@@ -45,9 +45,16 @@ def _user_kernel(args, options) -> int:
     described, settings = kernel_spec.load(args.kernel, seed=options.seed or 0)
     out = tune_kernel(**described, objective=options.objective, trials=options.trials, strategy=options.strategy,
                       storage=options.storage, study=options.study, seed=options.seed, table=options.table,
-                      workers=options.workers, iterations=options.repeats if options.repeats != 20 else
-                      settings["iterations"], cache=options.grid if options.objective == "replay" else None)
+                      workers=options.workers, cache=options.grid if options.objective == "replay" else None,
+                      iterations=settings["iterations"] if args.repeats == _default("repeats") else options.repeats)
     return _report(args, out.study, out.env["memtune"]["assumptions"])
+
+
+def _default(setting: str):
+    """A tune setting's default (a flag left at it defers to the spec file's own value)."""
+    from ..tuner.options import TuneOptions
+
+    return getattr(TuneOptions(), setting)
 
 
 def _report(args, result, assumptions=()) -> int:

@@ -63,9 +63,9 @@ class Grid:
         """A Kernel Tuner cache as a grid: one row per configuration it holds."""
         import pandas as pd
 
-        size = 1
-        for s in cache.problem_size:
-            size *= int(s) if isinstance(s, int) else 1
+        from ...kernels.user import table_key
+
+        size = table_key(cache.problem_size)[0]
         rows = [{"kernel": f"user:{cache.kernel_name}", "size": size, "dtype": ANY_DTYPE, "params": json.dumps(params),
                  "median_ms": ms if ms is not None else "", "iqr_ms": 0.0, "status": "ok" if ms is not None else "fail",
                  "reason": why, "device": cache.device_name} for params, ms, why in cache.configurations()]
