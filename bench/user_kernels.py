@@ -5,7 +5,8 @@
 every instance (``resources.json``, what the model's occupancy reads on a machine without the GPU).
 ``compare`` (CPU): on those grids, the runs each strategy needs to first run a configuration within 5 % of
 the best (10 seeds): memtune's model-guided search with the plan memtune derives alone and with the example's
-own plan, Optuna's TPE and random sampling (unguided); Kernel Tuner's random sampling and genetic algorithm
+own plan, Optuna's TPE and random sampling (unguided), and each model's prediction error on every configuration
+that ran; Kernel Tuner's random sampling and genetic algorithm
 are replayed by ``bench/kt_simulate.py`` in Kernel Tuner's simulation mode and joined here where given.
 Run: ``python bench/user_kernels.py record --out bench/results/h100/user_kernels`` on the GPU, then
 ``python bench/user_kernels.py compare --out bench/results/h100/user_kernels [--kt kt.json]``.
@@ -52,6 +53,23 @@ def record(out: Path, iterations: int) -> None:
     shutil.copy(data_dir() / "kernel_resources.json", out / "resources.json")
 
 
+def prediction_error(problem, grid, model) -> dict:
+    """The model's error on every configuration that ran (each once): median and 90th percentile of
+    |predicted / measured - 1|, and Spearman's rank correlation."""
+    from scipy.stats import spearmanr
+
+    from memtune.tuner.trials import config_key
+
+    measured = {config_key(v["params"]): v["ms"] for v in grid.table(problem.name, problem.size, problem.dtype).values()
+                if v["ms"] is not None}
+    pairs = [(problem.predict_ms(model, p), measured[config_key(p)]) for p in problem.points()
+             if config_key(p) in measured]
+    pairs = np.array([(p, m) for p, m in pairs if np.isfinite(p)])
+    error = np.abs(pairs[:, 0] / pairs[:, 1] - 1)
+    return {"configs": len(pairs), "error median": float(np.median(error)), "error p90": float(np.quantile(error, 0.9)),
+            "spearman": float(spearmanr(pairs[:, 0], pairs[:, 1])[0])}
+
+
 def compare(out: Path, seeds: int, kt: Path | None) -> None:
     from memtune.tuner import Grid, load_model
     from memtune.tuner.storage import data_dir
@@ -71,7 +89,8 @@ def compare(out: Path, seeds: int, kt: Path | None) -> None:
             best = grid.best_ms(problem.name, problem.size, problem.dtype)
             ok = grid.frame[grid.frame.status == "ok"].median_ms.astype(float)
             row = {"kernel": name, "model": variant, "points": len(problem.points()), "recorded_ok": int(len(ok)),
-                   "within_5pct": int((ok <= best * WITHIN).sum()), "best_ms": best}
+                   "within_5pct": int((ok <= best * WITHIN).sum()), "best_ms": best,
+                   **prediction_error(problem, grid, model)}
             strategies = ("model",) if variant == "plan" else ("model", "tpe", "random")
             for strategy in strategies:
                 counts = [trials_to_target(problem, grid, model, strategy, s, best * WITHIN) for s in range(seeds)]

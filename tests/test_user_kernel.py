@@ -104,6 +104,7 @@ def test_a_python_number_is_refused_as_an_argument_with_what_to_give():
                                            ({"objective": "GFLOP/s"}, "objective"), ({"trials": 0}, "trials"),
                                            ({"objective": "replay"}, "objective"), ({"iterations": 0}, "iterations"),
                                            ({"strategy_options": {"popsize": 3}}, "strategy_options"),
+                                           ({"strategy_options": {"time_limit": 60}}, "strategy_options"),
                                            ({"objective_higher_is_better": True}, "objective_higher_is_better")])
 def test_tune_kernel_refuses_what_it_does_not_do_naming_it(setting, name):
     with pytest.raises(ParameterError) as err:

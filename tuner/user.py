@@ -214,9 +214,10 @@ def _budget(trials, strategy, strategy_options, points: int) -> int:
     options = strategy_options or {}
     if not isinstance(options, dict):
         raise ParameterError("strategy_options", f"must be a dict, got {strategy_options!r}")
-    unknown = sorted(set(options) - {"max_fevals", "time_limit"})
+    unknown = sorted(set(options) - {"max_fevals"})
     if unknown:
-        raise ParameterError("strategy_options", f"memtune takes max_fevals (and ignores nothing else); got {unknown}")
+        raise ParameterError("strategy_options", f"memtune takes max_fevals only (a budget in runs, not in time); "
+                                                 f"got {unknown}")
     budget = trials if trials is not None else options.get("max_fevals")
     if budget is None:
         budget = points if strategy == "brute_force" else DEFAULT_TRIALS
