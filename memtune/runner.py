@@ -20,6 +20,7 @@ import numpy as np
 
 from .costmodel.errors import ParameterError
 from .costmodel.validation import problem_size
+from . import shapes
 
 # what each family takes: (array names, dimensions of "a")
 INPUTS = {"sat": (("a",), 2), "prefix_sums": (("a",), 1), "sum": (("a",), 1), "permutation": (("a", "p"), 1),
@@ -39,30 +40,36 @@ class Choice:
 def run(family: str, *arrays, device: str | None = None, **options):
     """Solve ``family`` on ``arrays`` (see :data:`INPUTS`; array-likes such as lists are read as numpy
     arrays) with the best known configuration; the result is a CuPy array on a GPU (numpy arrays given
-    are copied there), a numpy array without one."""
-    if options:
-        name = sorted(options)[0]
-        raise ParameterError(name, f"memtune.run takes no option {name!r}; it takes the arrays and device=")
+    are copied there), a numpy array without one. The scans, sums and transposes take any shape, batch
+    and dtype, and options (:mod:`memtune.shapes`)."""
     if device is not None and not isinstance(device, str):
         raise ParameterError("device", f"must be a device name such as 'H100', got {device!r}")
-    case: dict = {}
     data = _arrays(family, arrays)
-    dtype = str(data["a"].dtype)
+    req = shapes.request(family, data["a"], options) if family in shapes.OPTIONS else None
+    if req is None and options:
+        name = sorted(options)[0]
+        raise ParameterError(name, f"memtune.{family} takes no option {name!r}; it takes the arrays and device=")
+    if req is None:
+        _check_tuned(family, data)
     cp = _cupy()
     xp = np if cp is None else cp
     data = {k: xp.ascontiguousarray(xp.asarray(v)) for k, v in data.items()}
     if family == "permutation":
         _check_permutation(xp, data["p"], data["a"].size)
     if cp is None:
-        return _numpy(family, data)
-    if family == "conv":
-        case = {**case, "v": data["f"].shape[0] // 2}
+        return _numpy(family, data) if req is None else shapes.on_cpu(req, data["a"])
+    if req is not None and not req.tuned:
+        return shapes.on_gpu(req, data["a"], device or _device_name())
+    case = {"v": data["f"].shape[0] // 2} if family == "conv" else {}
+    dtype = str(data["a"].dtype)
     choice = choose(family, int(data["a"].size), dtype, device or _device_name(), tuple(sorted(case.items())))
     from . import kernels
 
     kernel = kernels.get(choice.algorithm)
-    out = kernel.run(kernel.bind(data, dtype, **{k: v for k, v in case.items() if k != "v"}), **choice.params)
-    return out.reshape(()) if family == "sum" else out.reshape(data["a"].shape)
+    if req is not None and req.family in ("prefix_sums", "sum") and req.axis is None:
+        data = {"a": data["a"].ravel()}                   # summed whole: the flattened vector
+    out = kernel.run(kernel.bind(data, dtype), **choice.params)
+    return out.reshape(req.out_shape if req is not None else data["a"].shape)
 
 
 def choose(family: str, size: int, dtype: str, device: str, case: tuple = ()) -> Choice:
@@ -102,18 +109,22 @@ def forget() -> None:
 def _arrays(family: str, arrays: tuple) -> dict:
     if family not in INPUTS:
         raise ParameterError("family", f"no family {family!r}; families: {', '.join(INPUTS)}")
-    names, ndim = INPUTS[family]
+    names = INPUTS[family][0]
     if len(arrays) != len(names):
         raise ParameterError("arrays", f"{family} takes {len(names)} array(s) ({', '.join(names)}), got {len(arrays)}")
-    data = {name: _array_like(name, x) for name, x in zip(names, arrays)}
-    a = data["a"]
+    return {name: _array_like(name, x) for name, x in zip(names, arrays)}
+
+
+def _check_tuned(family: str, data: dict) -> None:
+    """The permutation, convolution and product take what their tuned kernels take: float vectors or
+    square matrices, and companions that fit ``a``."""
+    a, ndim = data["a"], INPUTS[family][1]
     if str(getattr(a, "dtype", "")) not in ("float32", "float64"):
         raise ParameterError("a", f"must be a float32 or float64 array, got {getattr(a, 'dtype', type(a).__name__)}")
     if a.ndim != ndim or (ndim == 2 and a.shape[0] != a.shape[1]) or a.size == 0:
         raise ParameterError("a", f"{family} takes a non-empty {'square matrix' if ndim == 2 else 'vector'}, got shape {a.shape}")
-    for name in names[1:]:
+    for name in INPUTS[family][0][1:]:
         _check_companion(family, name, data[name], a)
-    return data
 
 
 def _array_like(name: str, x):
@@ -183,18 +194,10 @@ def _device_name() -> str:
 
 def _numpy(family: str, d: dict):
     a = d["a"]
-    if family == "sat":
-        return np.cumsum(np.cumsum(a, axis=0), axis=1)
-    if family == "prefix_sums":
-        return np.cumsum(a)
-    if family == "sum":
-        return np.asarray(a.sum())
     if family == "permutation":
         out = np.empty_like(a)
         out[d["p"]] = a
         return out
-    if family == "transpose":
-        return np.ascontiguousarray(a.T)
     if family == "conv":
         from scipy.ndimage import correlate
 
@@ -203,11 +206,12 @@ def _numpy(family: str, d: dict):
 
 
 def _helper(family: str):
-    def solve(*arrays, device: str | None = None, **case):
-        return run(family, *arrays, device=device, **case)
+    def solve(*arrays, device: str | None = None, **options):
+        return run(family, *arrays, device=device, **options)
 
+    takes = ", ".join(INPUTS[family][0] + tuple(f"{o}=" for o in shapes.OPTIONS.get(family, ())))
     solve.__name__ = solve.__qualname__ = family
-    solve.__doc__ = f"memtune.run({family!r}, ...): takes {', '.join(INPUTS[family][0])}."
+    solve.__doc__ = f"memtune.run({family!r}, ...): takes {takes}."
     return solve
 
 

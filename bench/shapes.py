@@ -1,0 +1,164 @@
+"""Per-element cost of memtune.run at shapes, batches and dtypes off the tables' ladder, against the
+nearest ladder shape (by element count) that the tuned tables answer, in the same run.
+
+    python bench/shapes.py --out bench/results/h100
+
+Every call is timed as memtune.run makes it once warm (its plan built, the caller's arrays on the
+device): CUDA events, a cold L2 and the GPU held busy before each repeat, medians of ``--repeats``.
+Beside each: CuPy's own operation and a device copy of the input, and the physical model's
+prediction of the shaped kernels' plan. Writes shapes.json.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+from common import setup
+
+import memtune
+from memtune import shapes
+
+# (family, shape, input dtype, options) off the ladder; each is compared with the nearest ladder shape
+CASES = [
+    ("sat", (1080, 1920), "float32", {}), ("sat", (1000, 1000), "float32", {}), ("sat", (3000, 5000), "float32", {}),
+    ("sat", (4099, 4097), "float32", {}), ("sat", (16, 512, 512), "float32", {}), ("sat", (2000, 8000), "float32", {}),
+    ("sat", (1080, 1920), "uint8", {"dtype": "int32", "layout": "opencv"}), ("sat", (4096, 4096), "uint8", {"dtype": "int32"}),
+    ("sat", (1024, 1024), "float32", {"layout": "opencv"}), ("sat", (4096, 4096), "float32", {"layout": "opencv"}),
+    ("sat", (16384, 16384), "float32", {"layout": "opencv"}), ("sat", (5000, 3000), "float64", {}),
+    ("prefix_sums", (10_000_000,), "int32", {}), ("prefix_sums", (1000, 10007), "float32", {"axis": 1}),
+    ("prefix_sums", (10007, 1000), "float32", {"axis": 0}), ("prefix_sums", (3, 4_194_305), "float32", {"axis": -1}),
+    ("prefix_sums", (64, 1024, 1024), "float32", {"axis": 1}), ("prefix_sums", (1 << 24,), "float32", {"dtype": "float64"}),
+    ("prefix_sums", (1_000_000, 3), "float32", {"axis": 1}), ("prefix_sums", (1 << 26,), "int32", {"dtype": "int32"}),
+    ("sum", (1000, 10007), "float32", {"axis": 1}), ("sum", (10007, 1000), "float32", {"axis": 0}),
+    ("sum", (10_000_000,), "int32", {}), ("sum", (1 << 24,), "float32", {"dtype": "float64"}),
+    ("transpose", (1000, 3000), "float32", {}), ("transpose", (4000, 4100), "float32", {}),
+    ("transpose", (8, 1000, 1000), "float32", {}), ("transpose", (1080, 1920), "uint8", {}),
+    ("transpose", (4095, 4095), "float32", {}),
+]
+LADDER_1D = tuple(1 << k for k in range(10, 29, 2))
+LADDER_SIDES = tuple(1 << k for k in range(8, 15))
+
+
+def nearest_ladder(family: str, elements: int) -> tuple:
+    """The ladder shape nearest in log(elements)."""
+    if family in ("sat", "transpose"):
+        side = min(LADDER_SIDES, key=lambda s: abs(math.log(s * s / elements)))
+        return (side, side)
+    return (min(LADDER_1D, key=lambda n: abs(math.log(n / elements))),)
+
+
+def timed(fn, repeats: int) -> float:
+    import cupy as cp
+    from memtune.kernels.timing import flush_l2, hold_gpu
+
+    for _ in range(3):
+        fn()
+    cp.cuda.Device().synchronize()
+    start, stop, times = cp.cuda.Event(), cp.cuda.Event(), []
+    for _ in range(repeats):
+        flush_l2()
+        hold_gpu()
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop))
+    return float(np.median(times))
+
+
+def peer(family: str, a, options: dict):
+    import cupy as cp
+
+    dst = options.get("dtype")
+    if family == "sat":
+        return lambda: cp.cumsum(cp.cumsum(a, axis=-2, dtype=dst), axis=-1, dtype=dst)
+    if family == "prefix_sums":
+        return lambda: cp.cumsum(a, axis=options.get("axis"), dtype=dst)
+    if family == "sum":
+        return lambda: cp.sum(a, axis=options.get("axis"), dtype=dst)
+    return lambda: cp.ascontiguousarray(cp.swapaxes(a, -1, -2))
+
+
+def measure_case(family, shape, dtype, options, device, machine, repeats):
+    import cupy as cp
+    from memtune.costmodel.physical import launch as L
+    from memtune.kernels import shaped
+
+    rng = np.random.default_rng(1)
+    host = rng.integers(0, 200, size=shape).astype(dtype) if np.dtype(dtype).kind in "iu" else rng.random(shape).astype(dtype)
+    a = cp.asarray(host)
+    req = shapes.request(family, a, options)
+    elements = math.prod(shape)
+    row = {"family": family, "shape": list(shape), "dtype": dtype, "options": options, "elements": elements,
+           "out_dtype": req.dst, "path": "tuned" if req.tuned else "shaped"}
+    if req.tuned:
+        row["ms"] = timed(lambda: memtune.run(family, a, **options), repeats)
+    else:
+        plan = shapes.plan(req, device)
+        out = cp.empty(req.out_shape, req.dst)
+        row["ms"] = timed(lambda: shaped.execute(plan, a, out), repeats)
+        row["kernel"] = plan.launches[-1].function
+        row["predicted_ms"] = L.run_time_ns(plan, machine, L.plan_times(plan, machine)) * 1e-6
+    copy = cp.empty_like(a)
+    row["copy_ms"] = timed(lambda: cp.copyto(copy, a), repeats)
+    row["cupy_ms"] = timed(peer(family, a, options), repeats)
+    ladder = nearest_ladder(family, elements)
+    big = cp.asarray(rng.random(ladder).astype(np.float32))
+    row["ladder_shape"], row["ladder_dtype"] = list(ladder), "float32"
+    row["ladder_ms"] = timed(lambda: memtune.run(family, big), repeats)
+    row["per_element_ratio"] = row["ms"] / elements / (row["ladder_ms"] / math.prod(ladder))
+    row["vs_copy"], row["vs_cupy"] = row["ms"] / row["copy_ms"], row["ms"] / row["cupy_ms"]
+    if not req.tuned:      # the same kernels at the ladder shape itself: the shape's cost apart from the kernel's
+        lreq = shapes.Request(family, ladder, "float32", "float32")
+        lplan = shapes.plan(lreq, device)
+        lout = cp.empty(lreq.out_shape, "float32")
+        row["shaped_at_ladder_ms"] = timed(lambda: shaped.execute(lplan, big, lout), repeats)
+    return row
+
+
+SWEEP = [((1, 1080, 1920), "sat"), ((1, 4096, 4096), "sat"), ((1, 3000, 5000), "sat"), ((16, 512, 512), "sat"),
+         ((1, 16384, 16384), "sat"), ((1, 10007, 1000), "cols"), ((64, 1024, 1024), "cols")]
+
+
+def sweep_strips(machine, repeats: int) -> list:
+    """Every strip shape at a few float32 problems, measured beside the physical model's time."""
+    import cupy as cp
+    from memtune.costmodel.physical import launch as L
+    from memtune.kernels import shaped
+
+    rows = []
+    for (images, h, w), mode in SWEEP:
+        a = cp.random.random((images, h, w), dtype=cp.float32)
+        out = cp.empty_like(a)
+        for warps, per in shaped.STRIP_SHAPES:
+            plan = shaped.strips_plan(images, h, w, "float32", "float32", mode, warps, per)
+            ms = timed(lambda: shaped.execute(plan, a, out), repeats)
+            rows.append({"shape": [images, h, w], "mode": mode, "warps": warps, "rows": per, "ms": ms,
+                         "predicted_ms": L.run_time_ns(plan, machine, L.plan_times(plan, machine)) * 1e-6})
+            print(f"strips {mode} {images}x{h}x{w} w{warps} r{per}: {ms:.4f} ms (model {rows[-1]['predicted_ms']:.4f})", flush=True)
+    return rows
+
+
+def main() -> int:
+    args, out = setup(__doc__)
+    from memtune.kernels.timing import Device
+    from memtune.tuner import load_model
+
+    device = Device.current().name
+    machine = load_model(device).machine
+    rows = []
+    for family, shape, dtype, options in CASES:
+        row = measure_case(family, shape, dtype, options, device, machine, args.repeats)
+        rows.append(row)
+        print(f"{family:12s} {str(shape):18s} {dtype:8s} {json.dumps(options):34s} {row['path']:6s} "
+              f"{row['ms']:.4f} ms  ladder {row['ladder_shape']} {row['ladder_ms']:.4f} ms  per-element "
+              f"{row['per_element_ratio']:.3f}  copy {row['vs_copy']:.2f}x  cupy {row['vs_cupy']:.2f}x"
+              + (f"  model {row['predicted_ms']:.4f}" if "predicted_ms" in row else ""), flush=True)
+    result = {"device": device, "repeats": args.repeats, "rows": rows, "strip_shapes": sweep_strips(machine, args.repeats)}
+    (out / "shapes.json").write_text(json.dumps(result, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,458 @@
+// Kernels for the arrays users have: any length, any h x w, batches, integer and float dtypes.
+//
+// Every kernel reads its input type IN and accumulates and writes in its output type OUT (a uint8
+// image summed in int32, as OpenCV's integral does; an int32 vector scanned in int64, as numpy's
+// cumsum promotes). Loads and stores are one element a lane, consecutive lanes on consecutive
+// elements, so every access of a warp is coalesced whatever the row length and alignment.
+//
+// * segmented_scan: prefix sums (or only the totals) of `rows` rows of `len` elements laid end to
+//   end: one launch over the flat array in tiles, the rows' starts resetting the running sum. A tile
+//   that holds a row's start knows its inclusive prefix at once; the others meet through decoupled
+//   look-back. So a 2^28 vector, a million rows of 3 and everything between run with every SM busy.
+// * strips: per image of a batch of h x w images, a block owns a strip of rows and walks it left to
+//   right in chunks of 128 columns, carrying the row sums; strips meet through look-back per column.
+//   ROWS and COLS select the summed area table (both), or column prefix sums (COLS only); TOTAL
+//   writes only the column totals (sums over an axis that is not the last); PAD writes OpenCV's
+//   (h+1) x (w+1) layout with a zero first row and column.
+// * transpose: the last two axes of a batch, 32 x 32 tiles through shared memory, by element size.
+//
+// Status words carry a value and its state together (epoch << 2 | kind) as lookback.cuh explains;
+// they are defined here for every output type, so this file stands alone.
+#include "select.cuh"
+
+enum { SH_AGGREGATE = 1, SH_INCLUSIVE = 2 };
+
+__device__ __forceinline__ unsigned sh_code(unsigned epoch, int kind) { return (epoch << 2) | kind; }
+
+// A value's bits and back (NVRTC has no memcpy builtin), for every output type.
+__device__ __forceinline__ unsigned to_bits(float v) { return __float_as_uint(v); }
+__device__ __forceinline__ unsigned to_bits(int v) { return (unsigned)v; }
+__device__ __forceinline__ unsigned long long to_bits(double v) { return (unsigned long long)__double_as_longlong(v); }
+__device__ __forceinline__ unsigned long long to_bits(long long v) { return (unsigned long long)v; }
+__device__ __forceinline__ unsigned long long to_bits(unsigned long long v) { return v; }
+__device__ __forceinline__ void from_bits(unsigned b, float& v) { v = __uint_as_float(b); }
+__device__ __forceinline__ void from_bits(unsigned b, int& v) { v = (int)b; }
+__device__ __forceinline__ void from_bits(unsigned long long b, double& v) { v = __longlong_as_double((long long)b); }
+__device__ __forceinline__ void from_bits(unsigned long long b, long long& v) { v = (long long)b; }
+__device__ __forceinline__ void from_bits(unsigned long long b, unsigned long long& v) { v = b; }
+
+template <typename T, int BYTES = sizeof(T)> struct Word;
+
+// 4-byte values: the state in the high half of one 64-bit word, the value's bits in the low half.
+template <typename T> struct Word<T, 4> {
+    using type = unsigned long long;
+    __device__ static void put(type* p, T v, unsigned code) {
+        *(volatile type*)p = ((type)code << 32) | to_bits(v);
+    }
+    __device__ static unsigned get(const type* p, T& v) {
+        type word = *(const volatile type*)p;
+        from_bits((unsigned)word, v);
+        return (unsigned)(word >> 32);
+    }
+};
+
+// 8-byte values: two 64-bit words, each the state beside half of the value; a read counts when
+// both halves carry the same state (each state is written once per launch).
+template <typename T> struct Word<T, 8> {
+    using type = ulonglong2;
+    __device__ static void put(type* p, T v, unsigned code) {
+        const unsigned long long bits = to_bits(v);
+        volatile unsigned long long* q = reinterpret_cast<volatile unsigned long long*>(p);
+        q[0] = ((unsigned long long)code << 32) | (bits >> 32);
+        q[1] = ((unsigned long long)code << 32) | (bits & 0xffffffffull);
+    }
+    __device__ static unsigned get(const type* p, T& v) {
+        const volatile unsigned long long* q = reinterpret_cast<const volatile unsigned long long*>(p);
+        unsigned long long hi, lo;
+        do { hi = q[0]; lo = q[1]; } while ((hi >> 32) != (lo >> 32));
+        from_bits((hi << 32) | (lo & 0xffffffffull), v);
+        return (unsigned)(hi >> 32);
+    }
+};
+
+// Spin (backing off) until the word belongs to this launch; its kind, and its value in v.
+template <typename T>
+__device__ __forceinline__ unsigned await_word(const typename Word<T>::type* p, unsigned epoch, T& v) {
+    unsigned code = Word<T>::get(p, v);
+    for (unsigned pause = 32; (code >> 2) != epoch; pause = min(pause * 2, 1024u)) {
+        __nanosleep(pause);
+        code = Word<T>::get(p, v);
+    }
+    return code & 3u;
+}
+
+template <typename T>
+__device__ __forceinline__ T warp_sum(T x) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+    return x;
+}
+
+// ---- segmented_scan ---------------------------------------------------------------------------
+// A pair (head, value): the running sum since the last row start, and whether a row starts inside.
+// Combining an earlier pair with a later one keeps the later value alone when the later one holds a
+// start: an associative operator, so warps, blocks and the look-back may group the pairs freely.
+template <typename OUT>
+__device__ __forceinline__ void warp_segmented_scan(bool& head, OUT& value) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const OUT y = __shfl_up_sync(0xffffffffu, value, o);
+        const bool g = __shfl_up_sync(0xffffffffu, (int)head, o) != 0;
+        if (lane >= o) { if (!head) value += y; head = head || g; }
+    }
+}
+
+// The sum before this tile in its row: warp 0 reads 32 predecessors at once, stopping at the
+// nearest inclusive word (a tile holding a row start publishes one at once, so the walk never
+// leaves the row).
+template <typename OUT>
+__device__ OUT look_back_tiles(const typename Word<OUT>::type* status, long long tile, unsigned epoch) {
+    const int lane = threadIdx.x & 31;
+    OUT before = 0;
+    for (long long p = tile - 1; p >= 0; p -= 32) {
+        const long long q = p - lane;
+        OUT v = 0;
+        unsigned kind = SH_INCLUSIVE;            // before the first tile: nothing, and stop
+        if (q >= 0) kind = await_word<OUT>(status + q, epoch, v);
+        const unsigned stops = __ballot_sync(0xffffffffu, kind == SH_INCLUSIVE);
+        const int stop = stops ? __ffs(stops) - 1 : 31;
+        before += warp_sum<OUT>(lane <= stop ? v : OUT(0));
+        if (stops) break;
+    }
+    return before;
+}
+
+template <typename IN, typename OUT, int THREADS, int V, bool TOTAL>
+__device__ void segmented_scan(const IN* __restrict__ a, OUT* __restrict__ b, long long n, long long len,
+                               unsigned* ticket, typename Word<OUT>::type* status, unsigned epoch) {
+    constexpr int WARPS = THREADS / 32, TILE = THREADS * V;
+    __shared__ OUT stage[WARPS][32 * V + V];      // the warp's elements, striped <-> blocked
+    __shared__ OUT warp_value[WARPS];
+    __shared__ int warp_head[WARPS];
+    __shared__ OUT carry_in, tile_agg;
+    __shared__ bool tile_known;
+    __shared__ long long tile_s;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    if (tid == 0) tile_s = (long long)atomicAdd(ticket, 1u);
+    __syncthreads();
+    const long long tile = tile_s, base = tile * TILE, wbase = base + (long long)warp * 32 * V;
+    // striped, coalesced loads; then each thread takes V consecutive elements
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        const long long i = wbase + k * 32 + lane;
+        const int s = k * 32 + lane;
+        stage[warp][s + s / 32] = i < n ? (OUT)a[i] : OUT(0);
+    }
+    __syncwarp();
+    OUT x[V];
+    bool h[V];
+    const long long first = wbase + lane * V;
+    long long pos = first % len;                  // position of the first element in its row
+    bool head = false;
+    OUT run = 0;
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        const int s = lane * V + k;
+        h[k] = pos == 0;
+        run = h[k] ? stage[warp][s + s / 32] : run + stage[warp][s + s / 32];
+        x[k] = run;
+        head = head || h[k];
+        pos = pos + 1 == len ? 0 : pos + 1;
+    }
+    // exclusive prefix of the threads before this one in the warp
+    bool ihead = head;
+    OUT ivalue = run;
+    warp_segmented_scan<OUT>(ihead, ivalue);
+    OUT tprev = __shfl_up_sync(0xffffffffu, ivalue, 1);
+    bool hprev = __shfl_up_sync(0xffffffffu, (int)ihead, 1) != 0;
+    if (lane == 0) { tprev = 0; hprev = false; }
+    if (lane == 31) { warp_value[warp] = ivalue; warp_head[warp] = ihead; }
+    __syncthreads();
+    // the warps before this one in the block
+    OUT wprev = 0;
+    bool whead = false;
+    for (int w = 0; w < warp; ++w) {
+        wprev = warp_head[w] ? warp_value[w] : wprev + warp_value[w];
+        whead = whead || warp_head[w];
+    }
+    // the tile's total; a tile holding a row start knows its inclusive value at once, and needs the
+    // look-back only for the elements before that start
+    if (tid == 0) {
+        OUT agg = 0;
+        bool tile_head = false;
+        for (int w = 0; w < WARPS; ++w) {
+            agg = warp_head[w] ? warp_value[w] : agg + warp_value[w];
+            tile_head = tile_head || warp_head[w];
+        }
+        Word<OUT>::put(status + tile, agg, sh_code(epoch, tile_head || tile == 0 ? SH_INCLUSIVE : SH_AGGREGATE));
+        tile_agg = agg;
+        tile_known = tile_head;
+    }
+    __syncthreads();
+    if (warp == 0) {
+        const bool need = tile > 0 && base % len != 0;
+        const OUT before = need ? look_back_tiles<OUT>(status, tile, epoch) : OUT(0);
+        if (lane == 0) {
+            if (need && !tile_known) Word<OUT>::put(status + tile, before + tile_agg, sh_code(epoch, SH_INCLUSIVE));
+            carry_in = before;
+        }
+    }
+    __syncthreads();
+    // what comes before this thread's elements in their row
+    const OUT offset = hprev ? tprev : tprev + (whead ? wprev : wprev + carry_in);
+    bool started = false;
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        started = started || h[k];
+        if (!started) x[k] += offset;
+    }
+    if constexpr (TOTAL) {                        // only each row's last element: its total
+        long long p = first % len;
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+            const long long i = first + k;
+            if (i < n && p == len - 1) b[i / len] = x[k];
+            p = p + 1 == len ? 0 : p + 1;
+        }
+    } else {
+#pragma unroll
+        for (int k = 0; k < V; ++k) { const int s = lane * V + k; stage[warp][s + s / 32] = x[k]; }
+        __syncwarp();
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+            const long long i = wbase + k * 32 + lane;
+            const int s = k * 32 + lane;
+            if (i < n) b[i] = stage[warp][s + s / 32];
+        }
+    }
+}
+
+// ---- strips -----------------------------------------------------------------------------------
+// Chunks are 32 x V columns; lane l holds columns l, l + 32, ... of its rows (coalesced).
+template <typename IN, typename OUT, int V, int RPW>
+__device__ __forceinline__ void load_rows(const IN* a, OUT (&v)[RPW][V], int h, int w, int row, int col) {
+#pragma unroll
+    for (int r = 0; r < RPW; ++r)
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+            const int c = col + k * 32;
+            v[r][k] = (row + r < h && c < w) ? (OUT)a[(long long)(row + r) * w + c] : OUT(0);
+        }
+}
+
+template <typename OUT, int V, int RPW>
+__device__ __forceinline__ void prefix_rows(OUT (&v)[RPW][V], OUT (&carry)[RPW]) {
+    const int lane = threadIdx.x;
+#pragma unroll
+    for (int r = 0; r < RPW; ++r)
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+            OUT x = v[r][k];
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) { const OUT y = __shfl_up_sync(0xffffffffu, x, o); if (lane >= o) x += y; }
+            v[r][k] = x + carry[r];
+            carry[r] += __shfl_sync(0xffffffffu, x, 31);
+        }
+}
+
+// Warp 0: the column sums above this strip (inside its image), one strip of words at a time.
+template <typename OUT, int V>
+__device__ void look_back_strips(const typename Word<OUT>::type* status, OUT (&above)[V], long long strip,
+                                 int local, int w, int col, unsigned epoch) {
+    bool done[V], all = true;
+#pragma unroll
+    for (int k = 0; k < V; ++k) { above[k] = 0; done[k] = col + k * 32 >= w || local == 0; all = all && done[k]; }
+    for (long long s = strip - 1; !all; --s) {
+        const typename Word<OUT>::type* row = status + s * w + col;
+        all = true;
+#pragma unroll
+        for (int k = 0; k < V; ++k) {
+            if (done[k]) continue;
+            OUT x;
+            const unsigned kind = await_word<OUT>(row + k * 32, epoch, x);
+            above[k] += x;
+            done[k] = kind == SH_INCLUSIVE;
+            all = all && done[k];
+        }
+    }
+}
+
+template <typename IN, typename OUT, int WARPS, int RPW, bool ROWS, bool COLS, bool TOTAL, int PAD>
+__device__ void strips(const IN* __restrict__ a, OUT* __restrict__ b, int h, int w, int per_image,
+                       unsigned* ticket, typename Word<OUT>::type* status, unsigned epoch) {
+    constexpr int V = 4, C = 32 * V;
+    __shared__ OUT band[WARPS][C];
+    __shared__ OUT above_s[C];
+    __shared__ long long strip_s;
+    const int lane = threadIdx.x, warp = threadIdx.y;
+    if (lane == 0 && warp == 0) strip_s = (long long)atomicAdd(ticket, 1u);
+    __syncthreads();
+    const long long strip = strip_s, image = strip / per_image;
+    const int local = (int)(strip % per_image), row = local * WARPS * RPW + warp * RPW;
+    const IN* src = a + image * (long long)h * w;
+    OUT* dst = b + image * (long long)(h + PAD) * (w + PAD);
+    typename Word<OUT>::type* own = status + strip * w;
+    if (PAD && !TOTAL) {                           // OpenCV's zero first row and column
+        if (local == 0 && warp == 0)
+            for (int c = lane; c <= w; c += 32) dst[c] = OUT(0);
+        for (int r = lane; r < RPW; r += 32)
+            if (row + r < h) dst[(long long)(row + r + 1) * (w + 1)] = OUT(0);
+    }
+    OUT carry[RPW];
+#pragma unroll
+    for (int r = 0; r < RPW; ++r) carry[r] = 0;
+    const int chunks = (w + C - 1) / C;
+    OUT v[RPW][V], next[RPW][V];
+    load_rows<IN, OUT, V, RPW>(src, v, h, w, row, lane);
+    for (int c = 0; c < chunks; ++c) {
+        const int col = c * C + lane;
+        if (c + 1 < chunks) load_rows<IN, OUT, V, RPW>(src, next, h, w, row, col + C);   // in flight meanwhile
+        if (ROWS) prefix_rows<OUT, V, RPW>(v, carry);
+        OUT off[V];
+#pragma unroll
+        for (int k = 0; k < V; ++k) off[k] = 0;
+        if (COLS) {
+#pragma unroll
+            for (int r = 1; r < RPW; ++r)
+#pragma unroll
+                for (int k = 0; k < V; ++k) v[r][k] += v[r - 1][k];
+#pragma unroll
+            for (int k = 0; k < V; ++k) band[warp][k * 32 + lane] = v[RPW - 1][k];
+            __syncthreads();
+            OUT agg[V];
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                agg[k] = 0;
+#pragma unroll
+                for (int q = 0; q < WARPS; ++q) {
+                    const OUT x = band[q][k * 32 + lane];
+                    agg[k] += x;
+                    if (q < warp) off[k] += x;
+                }
+            }
+            if (warp == 0) {
+#pragma unroll
+                for (int k = 0; k < V; ++k)
+                    if (col + k * 32 < w)
+                        Word<OUT>::put(own + col + k * 32, agg[k], sh_code(epoch, local == 0 ? SH_INCLUSIVE : SH_AGGREGATE));
+                OUT above[V];
+                look_back_strips<OUT, V>(status, above, strip, local, w, col, epoch);
+#pragma unroll
+                for (int k = 0; k < V; ++k) {
+                    above_s[k * 32 + lane] = above[k];
+                    if (local > 0 && col + k * 32 < w)
+                        Word<OUT>::put(own + col + k * 32, above[k] + agg[k], sh_code(epoch, SH_INCLUSIVE));
+                    if (TOTAL && local == per_image - 1 && col + k * 32 < w)
+                        b[image * (long long)w + col + k * 32] = above[k] + agg[k];
+                }
+                __syncwarp();
+            }
+            __syncthreads();
+#pragma unroll
+            for (int k = 0; k < V; ++k) off[k] += above_s[k * 32 + lane];
+        }
+        if constexpr (!TOTAL) {
+#pragma unroll
+            for (int r = 0; r < RPW; ++r) {
+                if (row + r >= h) break;
+                OUT* line = dst + (long long)(row + r + PAD) * (w + PAD) + PAD;
+#pragma unroll
+                for (int k = 0; k < V; ++k)
+                    if (col + k * 32 < w) line[col + k * 32] = v[r][k] + off[k];
+            }
+        }
+        if (COLS) __syncthreads();                 // band and above_s are rewritten by the next chunk
+#pragma unroll
+        for (int r = 0; r < RPW; ++r)
+#pragma unroll
+            for (int k = 0; k < V; ++k) v[r][k] = next[r][k];
+    }
+}
+
+// ---- transpose --------------------------------------------------------------------------------
+// b[i][c][r] = a[i][r][c] for `count` h x w matrices; a block of 32 x 8 threads moves one 64 x 64
+// tile (16 elements a thread in flight), blockIdx.z walking the batch in steps of 65535.
+template <typename E>
+__device__ void transpose(const E* __restrict__ a, E* __restrict__ b, int h, int w, long long count) {
+    constexpr int T = 64;
+    __shared__ E t[T][T + 1];
+    const int x = threadIdx.x, tc = blockIdx.x * T, tr = blockIdx.y * T;
+    for (long long i = blockIdx.z; i < count; i += gridDim.z) {
+        const E* src = a + i * (long long)h * w;
+        E* dst = b + i * (long long)h * w;
+#pragma unroll
+        for (int y = threadIdx.y; y < T; y += 8)
+#pragma unroll
+            for (int cx = 0; cx < T; cx += 32)
+                if (tr + y < h && tc + cx + x < w) t[y][cx + x] = src[(long long)(tr + y) * w + tc + cx + x];
+        __syncthreads();
+#pragma unroll
+        for (int y = threadIdx.y; y < T; y += 8)
+#pragma unroll
+            for (int cx = 0; cx < T; cx += 32)
+                if (tc + y < w && tr + cx + x < h) dst[(long long)(tc + y) * h + tr + cx + x] = t[cx + x][y];
+        __syncthreads();
+    }
+}
+
+// ---- instances --------------------------------------------------------------------------------
+template <bool WANT, typename IN, typename OUT, int THREADS, int V, bool TOTAL>
+__device__ __forceinline__ void segmented_scan_if(const IN* a, OUT* b, long long n, long long len, unsigned* t,
+                                                  typename Word<OUT>::type* s, unsigned e) {
+    if constexpr (WANT) segmented_scan<IN, OUT, THREADS, V, TOTAL>(a, b, n, len, t, s, e);
+}
+
+template <bool WANT, typename IN, typename OUT, int WARPS, int RPW, bool ROWS, bool COLS, bool TOTAL, int PAD>
+__device__ __forceinline__ void strips_if(const IN* a, OUT* b, int h, int w, int per, unsigned* t,
+                                          typename Word<OUT>::type* s, unsigned e) {
+    if constexpr (WANT) strips<IN, OUT, WARPS, RPW, ROWS, COLS, TOTAL, PAD>(a, b, h, w, per, t, s, e);
+}
+
+template <bool WANT, typename E>
+__device__ __forceinline__ void transpose_if(const E* a, E* b, int h, int w, long long count) {
+    if constexpr (WANT) transpose<E>(a, b, h, w, count);
+}
+
+// segmented_scan_<in>_<out>_<scan|total>: 256 threads, 64 bytes of sums each (a 16 KB tile)
+#define SEGSCAN(IN, SI, OUT, SO, MODE, TOTAL)                                                          \
+    extern "C" __global__ void __launch_bounds__(256)                                                 \
+    segmented_scan_##SI##_##SO##_##MODE(const IN* a, OUT* b, long long n, long long len, unsigned* t,  \
+                                        Word<OUT>::type* s, unsigned e) {                             \
+        segmented_scan_if<MEMTUNE_WANTS(segmented_scan_##SI##_##SO##_##MODE), IN, OUT, 256, 64 / sizeof(OUT), TOTAL>(a, b, n, len, t, s, e); }
+
+// strips_<in>_<out>_<sat|satpad|cols|coltotal>_w<WARPS>_r<RPW>
+#define STRIP(IN, SI, OUT, SO, MODE, ROWS, COLS, TOTAL, PAD, WARPS, RPW)                              \
+    extern "C" __global__ void __launch_bounds__(32 * WARPS)                                          \
+    strips_##SI##_##SO##_##MODE##_w##WARPS##_r##RPW(const IN* a, OUT* b, int h, int w, int per,       \
+                                                    unsigned* t, Word<OUT>::type* s, unsigned e) {    \
+        strips_if<MEMTUNE_WANTS(strips_##SI##_##SO##_##MODE##_w##WARPS##_r##RPW), IN, OUT, WARPS, RPW,  \
+                  ROWS, COLS, TOTAL, PAD>(a, b, h, w, per, t, s, e); }
+
+#define STRIP_SHAPES(IN, SI, OUT, SO, MODE, ROWS, COLS, TOTAL, PAD)                                    \
+    STRIP(IN, SI, OUT, SO, MODE, ROWS, COLS, TOTAL, PAD, 4, 4) STRIP(IN, SI, OUT, SO, MODE, ROWS, COLS, TOTAL, PAD, 4, 8) \
+    STRIP(IN, SI, OUT, SO, MODE, ROWS, COLS, TOTAL, PAD, 8, 2) STRIP(IN, SI, OUT, SO, MODE, ROWS, COLS, TOTAL, PAD, 8, 4) \
+    STRIP(IN, SI, OUT, SO, MODE, ROWS, COLS, TOTAL, PAD, 8, 8) STRIP(IN, SI, OUT, SO, MODE, ROWS, COLS, TOTAL, PAD, 16, 2) \
+    STRIP(IN, SI, OUT, SO, MODE, ROWS, COLS, TOTAL, PAD, 16, 4)
+
+#define PAIR(IN, SI, OUT, SO)                                                                         \
+    SEGSCAN(IN, SI, OUT, SO, scan, false) SEGSCAN(IN, SI, OUT, SO, total, true)                       \
+    STRIP_SHAPES(IN, SI, OUT, SO, sat, true, true, false, 0)                                          \
+    STRIP_SHAPES(IN, SI, OUT, SO, satpad, true, true, false, 1)                                       \
+    STRIP_SHAPES(IN, SI, OUT, SO, cols, false, true, false, 0)                                        \
+    STRIP_SHAPES(IN, SI, OUT, SO, coltotal, false, true, true, 0)
+
+// every input with every output it converts to without loss (numpy's "safe" casts), as numpy lists them
+#define FROM_SMALL_UNSIGNED(IN, SI) PAIR(IN, SI, int, i32) PAIR(IN, SI, long long, i64)                  \
+    PAIR(IN, SI, unsigned long long, u64) PAIR(IN, SI, float, f32) PAIR(IN, SI, double, f64)
+FROM_SMALL_UNSIGNED(unsigned char, u8)
+FROM_SMALL_UNSIGNED(unsigned short, u16)
+PAIR(int, i32, int, i32) PAIR(int, i32, long long, i64) PAIR(int, i32, double, f64)
+PAIR(long long, i64, long long, i64)
+PAIR(float, f32, float, f32) PAIR(float, f32, double, f64)
+PAIR(double, f64, double, f64)
+
+#define TRANSPOSE(E, S)                                                                               \
+    extern "C" __global__ void transpose_##S(const E* a, E* b, int h, int w, long long count) {        \
+        transpose_if<MEMTUNE_WANTS(transpose_##S), E>(a, b, h, w, count); }
+TRANSPOSE(unsigned char, b1) TRANSPOSE(unsigned short, b2) TRANSPOSE(unsigned int, b4) TRANSPOSE(unsigned long long, b8)

@@ -1,0 +1,174 @@
+"""The arrays users have: prefix sums, sums, summed area tables and transposes of any shape, batch and dtype.
+
+The seeds' kernels and their tuned tables work on vectors and square matrices of float32 and float64.
+These kernels (``shaped.cu``) take what ``cupy.cumsum`` and OpenCV's ``integral`` take: any length,
+any h x w, leading batch axes, uint8 / uint16 / int32 / int64 / float32 / float64 inputs, summed in
+any type the input converts to without loss. Each operation is a launch plan like every other
+kernel's, so the physical model prices exactly what runs (and picks the strip shape).
+
+An axis is reduced to one of two layouts: the summed axis is the last one (rows of ``length``
+elements laid end to end: ``segmented_scan``) or it has ``inner`` contiguous elements after it
+(images of ``length`` x ``inner``: ``strips`` down the columns).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..costmodel.errors import ParameterError
+from ..costmodel.physical.launch import Access, Array, HostValue, Launch, Plan, Scalar
+from .base import Inputs, cdiv
+from .executor import next_epoch_launch, run_plan
+
+SOURCE = "shaped.cu"
+CODE = {"uint8": "u8", "uint16": "u16", "int32": "i32", "int64": "i64", "uint64": "u64", "float32": "f32",
+        "float64": "f64"}
+# the sums each input type may be taken in: every type it converts to without loss (shaped.cu's PAIR list)
+SUMS = {"uint8": ("int32", "int64", "uint64", "float32", "float64"),
+        "uint16": ("int32", "int64", "uint64", "float32", "float64"),
+        "int32": ("int32", "int64", "float64"), "int64": ("int64",),
+        "float32": ("float32", "float64"), "float64": ("float64",)}
+SCAN_THREADS, SCAN_BYTES = 256, 64            # a thread scans 64 bytes of sums: a tile of 16 KB
+TRANSPOSE_TILE = 64
+CHUNK = 128                                   # columns a strip's chunk covers (32 lanes x 4)
+STRIP_SHAPES = ((4, 4), (4, 8), (8, 2), (8, 4), (8, 8), (16, 2), (16, 4))   # (warps, rows a warp)
+MAX_ELEMENTS = 2 ** 31 - 1                    # the tickets and the strips' int row index: a stated cap
+MAX_SIDE = 64 * 65535                         # the transpose's grid (tiles of 64 along y)
+
+
+def default_sum(dtype: str) -> str:
+    """The type ``cupy.cumsum`` and ``cupy.sum`` sum ``dtype`` in: unsigned to uint64, signed to int64."""
+    if dtype in ("uint8", "uint16"):
+        return "uint64"
+    return "int64" if dtype == "int32" else dtype
+
+
+def check_sum_dtype(src: str, dst: str | None) -> str:
+    """The output type of a sum of ``src`` (given or default), or a ParameterError saying what is taken."""
+    if src not in SUMS:
+        raise ParameterError("a", f"must be one of {', '.join(SUMS)}, got {src}")
+    out = default_sum(src) if dst is None else str(np.dtype(dst)) if _is_dtype(dst) else str(dst)
+    if out not in SUMS[src]:
+        raise ParameterError("dtype", f"a sum of {src} is taken in {', '.join(SUMS[src])}, got {dst!r}")
+    return out
+
+
+def _is_dtype(x) -> bool:
+    try:
+        np.dtype(x)
+        return True
+    except TypeError:
+        return False
+
+
+def _word_bytes(dtype: str) -> int:
+    return 8 if np.dtype(dtype).itemsize == 4 else 16
+
+
+def _check_elements(n: int) -> None:
+    if n > MAX_ELEMENTS:
+        raise ParameterError("a", f"takes at most {MAX_ELEMENTS} elements, got {n}")
+
+
+# -- plans ------------------------------------------------------------------------------------------
+def scan_plan(n: int, length: int, src: str, dst: str, total: bool) -> Plan:
+    """Prefix sums (or with ``total`` only the sums) of n / length rows of ``length`` elements end to end."""
+    _check_elements(n)
+    ein, eout = np.dtype(src).itemsize, np.dtype(dst).itemsize
+    per_thread = SCAN_BYTES // eout
+    tiles = cdiv(n, SCAN_THREADS * per_thread)
+    written = n // length if total else n
+    status = tiles * _word_bytes(dst)
+    mode = "total" if total else "scan"
+    arrays = {"a": n * ein, "out": written * eout, "counter": 4, "status": status}
+    return Plan(arrays, (next_epoch_launch(), Launch(
+        f"segmented_scan_{CODE[src]}_{CODE[dst]}_{mode}", tiles, SCAN_THREADS,
+        args=(Array("a"), Array("out"), Scalar(n, "int64"), Scalar(length, "int64"), Array("counter"),
+              Array("status"), HostValue("epoch", "uint32")),
+        accesses=(Access("a", n * ein), Access("status", 2 * status), Access("out", written * eout, write=True)),
+        rounds=4, shared_wavefronts=4 * per_thread * SCAN_THREADS // 32 * max(1, eout // 4),
+        chain=0, atomics=1, source=SOURCE)))
+
+
+def strips_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warps: int, rows: int) -> Plan:
+    """Per image of h x w: ``sat`` (``satpad``: OpenCV's layout), column prefix sums (``cols``) or column
+    sums (``coltotal``), strips of warps x rows rows walking chunks of 128 columns."""
+    _check_elements(images * (h + 1) * (w + 1))
+    per_image = cdiv(h, warps * rows)
+    strips, chunks = images * per_image, cdiv(w, CHUNK)
+    ein, eout, n = np.dtype(src).itemsize, np.dtype(dst).itemsize, images * h * w
+    written = {"coltotal": images * w, "satpad": images * (h + 1) * (w + 1)}.get(mode, n)
+    status = strips * w * _word_bytes(dst)
+    arrays = {"a": n * ein, "out": written * eout, "counter": 4, "status": status}
+    shuffles = 5 * (rows * 4 if mode.startswith("sat") else 0)        # a warp scan per row and column group
+    return Plan(arrays, (next_epoch_launch(), Launch(
+        f"strips_{CODE[src]}_{CODE[dst]}_{mode}_w{warps}_r{rows}", strips, (32, warps),
+        args=(Array("a"), Array("out"), Scalar(h, "int32"), Scalar(w, "int32"), Scalar(per_image, "int32"),
+              Array("counter"), Array("status"), HostValue("epoch", "uint32")),
+        accesses=(Access("a", n * ein), Access("status", 2 * status), Access("out", written * eout, write=True)),
+        rounds=2 * chunks, shared_wavefronts=chunks * (shuffles + 2 * 4 * warps) * max(1, eout // 4),
+        chain=min(per_image, strips) - 1, atomics=1, source=SOURCE)))
+
+
+def transpose_plan(count: int, h: int, w: int, itemsize: int) -> Plan:
+    """b[i] = a[i].T for ``count`` h x w matrices of ``itemsize``-byte elements."""
+    if max(h, w) > MAX_SIDE:
+        raise ParameterError("a", f"transpose takes sides up to {MAX_SIDE}, got {h} x {w}")
+    grid = (cdiv(w, TRANSPOSE_TILE), cdiv(h, TRANSPOSE_TILE), min(count, 65535))
+    nbytes = count * h * w * itemsize
+    return Plan({"a": nbytes, "out": nbytes}, (Launch(
+        f"transpose_b{itemsize}", grid, (32, 8),
+        args=(Array("a"), Array("out"), Scalar(h, "int32"), Scalar(w, "int32"), Scalar(count, "int64")),
+        accesses=(Access("a", nbytes), Access("out", nbytes, write=True)),
+        rounds=cdiv(count, 65535) * 2, shared_wavefronts=cdiv(count, 65535) * 32 * max(1, itemsize // 4),
+        source=SOURCE),))
+
+
+# -- running ----------------------------------------------------------------------------------------
+@dataclass
+class _LookBack:
+    """The process's ticket counter and status words, grown as needed and never cleared: each run's
+    new epoch makes the older words read as not ready."""
+
+    counter: object = None
+    status: object = None
+    epoch: int = 0
+
+
+_HELD = _LookBack()
+
+
+def execute(plan: Plan, a, out):
+    """Run ``plan`` on the device array ``a`` into ``out``; ``out``."""
+    import cupy as cp
+
+    arrays = {"a": a, "out": out}
+    if "status" in plan.arrays:
+        words = cdiv(plan.arrays["status"], 8)
+        if _HELD.status is None or _HELD.status.size < words:
+            _HELD.counter, _HELD.status, _HELD.epoch = cp.zeros(1, np.uint32), cp.zeros(words, np.uint64), 0
+        arrays.update(counter=_HELD.counter, status=_HELD.status)
+    inputs = Inputs(a.size, str(a.dtype), 0, arrays, host={"epoch": _HELD.epoch})
+    run_plan(plan, inputs)
+    _HELD.epoch = inputs.host["epoch"]
+    return out
+
+
+def pick_strips(images: int, h: int, w: int, src: str, dst: str, mode: str, machine) -> tuple[int, int]:
+    """The strip shape the physical model times fastest (the first listed where no machine is known)."""
+    if machine is None:
+        return 8, 4
+    from ..costmodel.physical import launch as L
+
+    def ns(shape):
+        plan = strips_plan(images, h, w, src, dst, mode, *shape)
+        return L.run_time_ns(plan, machine, L.plan_times(plan, machine))
+    return min(STRIP_SHAPES, key=ns)
+
+
+def axis_layout(shape: tuple, axis: int) -> tuple[int, int, int]:
+    """(outer, length, inner): the elements before, along and after ``axis`` of a C-contiguous array."""
+    outer = math.prod(shape[:axis])
+    return outer, shape[axis], math.prod(shape[axis + 1:])

@@ -1,0 +1,175 @@
+"""What :func:`memtune.run` does with every shape, batch and dtype of the scans, sums and transposes.
+
+A vector or square matrix of float32 or float64 summed in its own type is what the tuned tables
+cover: :func:`memtune.run` answers it from them. Everything else these families take goes to the
+kernels of :mod:`memtune.kernels.shaped` (one launch each, the strip shape chosen by the physical
+model) on a GPU, and to numpy on the CPU, with the same options and the same result types:
+
+* ``sat(a, dtype=None, layout="same")``: the summed area table of every h x w matrix along the last
+  two axes; ``layout="opencv"`` gives OpenCV's ``integral`` layout, (h+1) x (w+1) with a zero first
+  row and column;
+* ``prefix_sums(a, axis=None, dtype=None)`` and ``sum(a, axis=None, dtype=None)``: ``cupy.cumsum``'s
+  and ``cupy.sum``'s meanings (no axis: the flattened array);
+* ``transpose(a)``: the last two axes swapped, any element type of 1, 2, 4 or 8 bytes.
+
+Sums are taken in ``dtype``, by default as ``cupy.cumsum`` promotes (uint8 and uint16 to uint64, int32 to
+int64); a type the input does not convert to without loss is refused, with the types it does.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .costmodel.errors import ParameterError
+
+OPTIONS = {"sat": ("dtype", "layout"), "prefix_sums": ("axis", "dtype"), "sum": ("axis", "dtype"), "transpose": ()}
+LAYOUTS = ("same", "opencv")
+TUNED_DTYPES = ("float32", "float64")
+
+
+@dataclass(frozen=True)
+class Request:
+    """One call, checked: the family, the input's shape and type, the output type, the axis and layout."""
+
+    family: str
+    shape: tuple
+    src: str
+    dst: str
+    axis: int | None = None
+    layout: str = "same"
+
+    @property
+    def tuned(self) -> bool:
+        """Whether the tuned tables cover it: a float vector (or array summed whole) or square matrix, summed
+        in its own type."""
+        if self.src not in TUNED_DTYPES or self.dst != self.src or self.layout != "same":
+            return False
+        square = len(self.shape) == 2 and self.shape[0] == self.shape[1]
+        if self.family == "sat":
+            return square
+        if self.family == "transpose":
+            return square and self.shape[0] % 32 == 0       # the seeds' transposes move whole 32 x 32 tiles
+        return len(self.shape) == 1 or self.axis is None     # no axis: the flattened array, a vector
+
+    @property
+    def out_shape(self) -> tuple:
+        s = self.shape
+        if self.family == "sat":
+            return s if self.layout == "same" else s[:-2] + (s[-2] + 1, s[-1] + 1)
+        if self.family == "transpose":
+            return s[:-2] + (s[-1], s[-2])
+        if self.axis is None:
+            return (math.prod(s),) if self.family == "prefix_sums" else ()
+        return s if self.family == "prefix_sums" else s[:self.axis] + s[self.axis + 1:]
+
+
+def request(family: str, a, options: dict) -> Request:
+    """The call's options checked against ``a`` (a ParameterError names the first one that is wrong)."""
+    from .kernels import shaped
+
+    req = _request(family, a, options)
+    if max(a.size, math.prod(req.out_shape)) > shaped.MAX_ELEMENTS:
+        raise ParameterError("a", f"memtune.{family} takes at most {shaped.MAX_ELEMENTS} elements in and out, "
+                                  f"got shape {req.shape}")
+    return req
+
+
+def _request(family: str, a, options: dict) -> Request:
+    from .kernels import shaped
+
+    unknown = sorted(set(options) - set(OPTIONS[family]))
+    if unknown:
+        takes = ", ".join(OPTIONS[family]) or "no options"
+        raise ParameterError(unknown[0], f"memtune.{family} takes no option {unknown[0]!r}; it takes {takes}")
+    src, shape = str(a.dtype), tuple(a.shape)
+    if a.size == 0:
+        raise ParameterError("a", f"{family} takes a non-empty array, got shape {shape}")
+    if family == "transpose":
+        if a.ndim < 2 or a.dtype.itemsize not in (1, 2, 4, 8):
+            raise ParameterError("a", f"transpose takes an array of 2 or more axes of 1-, 2-, 4- or 8-byte "
+                                      f"elements, got {src} {shape}")
+        shaped.transpose_plan(math.prod(shape[:-2]), *shape[-2:], a.dtype.itemsize)    # its caps
+        return Request(family, shape, src, src)
+    dst = shaped.check_sum_dtype(src, options.get("dtype"))
+    if family == "sat":
+        layout = options.get("layout", "same")
+        if layout not in LAYOUTS:
+            raise ParameterError("layout", f"must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+        if a.ndim < 2:
+            raise ParameterError("a", f"sat takes an array of 2 or more axes (the last two summed), got shape {shape}")
+        return Request(family, shape, src, dst, layout=layout)
+    return Request(family, shape, src, dst, axis=_axis(options.get("axis"), a.ndim))
+
+
+def _axis(axis, ndim: int) -> int | None:
+    if axis is None:
+        return None
+    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)) or not -ndim <= axis < ndim:
+        raise ParameterError("axis", f"must be None or an axis of the {ndim}-axis array (-{ndim}..{ndim - 1}), "
+                                     f"got {axis!r}")
+    return int(axis) % ndim
+
+
+# -- the GPU ---------------------------------------------------------------------------------------
+def on_gpu(req: Request, a, device: str | None = None):
+    """Solve ``req`` on the C-contiguous CuPy array ``a`` with the shaped kernels; a new CuPy array."""
+    import cupy as cp
+
+    from .kernels import shaped
+
+    out = cp.empty(req.out_shape, req.dst)
+    return shaped.execute(plan(req, device), a, out)
+
+
+def plan(req: Request, device: str | None = None):
+    """The launch plan that solves ``req`` (on ``device``'s physical model the strip shape is the fastest)."""
+    from .kernels import shaped
+
+    s = req.shape
+    if req.family == "transpose":
+        return shaped.transpose_plan(math.prod(s[:-2]), s[-2], s[-1], np.dtype(req.src).itemsize)
+    if req.family == "sat":
+        images, mode = math.prod(s[:-2]), "sat" if req.layout == "same" else "satpad"
+        return _strips(images, s[-2], s[-1], req.src, req.dst, mode, device)
+    total = req.family == "sum"
+    if req.axis is None:
+        n = math.prod(s)
+        return shaped.scan_plan(n, n, req.src, req.dst, total)
+    outer, length, inner = shaped.axis_layout(s, req.axis)
+    if inner == 1:
+        return shaped.scan_plan(outer * length, length, req.src, req.dst, total)
+    return _strips(outer, length, inner, req.src, req.dst, "coltotal" if total else "cols", device)
+
+
+def _strips(images, h, w, src, dst, mode, device):
+    from .kernels import shaped
+
+    warps, rows = _strip_shape(images, h, w, src, dst, mode, device)
+    return shaped.strips_plan(images, h, w, src, dst, mode, warps, rows)
+
+
+@functools.lru_cache(maxsize=512)
+def _strip_shape(images, h, w, src, dst, mode, device):
+    from .kernels import shaped
+    from .tuner import load_model
+
+    machine = getattr(load_model(device), "machine", None) if device else None
+    return shaped.pick_strips(images, h, w, src, dst, mode, machine)
+
+
+# -- the CPU ---------------------------------------------------------------------------------------
+def on_cpu(req: Request, a: np.ndarray) -> np.ndarray:
+    """The same result with numpy."""
+    if req.family == "transpose":
+        return np.ascontiguousarray(np.swapaxes(a, -1, -2))
+    if req.family == "sat":
+        table = np.cumsum(np.cumsum(a, axis=-2, dtype=req.dst), axis=-1, dtype=req.dst)
+        if req.layout == "opencv":
+            table = np.pad(table, [(0, 0)] * (a.ndim - 2) + [(1, 0), (1, 0)])
+        return table
+    if req.family == "prefix_sums":
+        return np.cumsum(a, axis=req.axis, dtype=req.dst)
+    return np.asarray(np.sum(a, axis=req.axis, dtype=req.dst))

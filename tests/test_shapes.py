@@ -1,0 +1,132 @@
+"""The arrays users have, without a GPU: what memtune.run takes and refuses, the result types it
+promises, the plans it runs, and the CPU fallback's values at hand-computed points."""
+import re
+import warnings
+from importlib import resources
+
+import numpy as np
+import pytest
+
+import memtune
+from memtune import shapes
+from memtune.costmodel.errors import ParameterError
+from memtune.kernels import shaped
+
+
+@pytest.fixture(autouse=True)
+def quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)      # the CPU fallback says once that numpy computes
+        yield
+
+
+@pytest.mark.parametrize("src", list(shaped.SUMS))
+def test_the_default_sum_type_is_cupys(src):
+    """cupy.cumsum promotes as numpy does: unsigned to uint64, signed to int64, floats kept."""
+    assert shaped.default_sum(src) == str(np.cumsum(np.zeros(2, src)).dtype) == str(np.zeros(2, src).sum().dtype)
+
+
+def test_every_sum_type_offered_has_its_kernels_instantiated():
+    text = resources.files("memtune.kernels").joinpath("shaped.cu").read_text()
+    pairs = set(re.findall(r"PAIR\(([\w ]+), (\w+), ([\w ]+), (\w+)\)", text))
+    small = re.search(r"#define FROM_SMALL_UNSIGNED\(IN, SI\)(.*?)\n\S", text, re.S).group(1)
+    outs = re.findall(r"PAIR\(IN, SI, [\w ]+, (\w+)\)", small)
+    codes = {(si, so) for _, si, _, so in pairs if si != "SI"}
+    codes |= {(si, so) for si in re.findall(r"^FROM_SMALL_UNSIGNED\([\w ]+, (\w+)\)", text, re.M) for so in outs}
+    offered = {(shaped.CODE[src], shaped.CODE[dst]) for src, dsts in shaped.SUMS.items() for dst in dsts}
+    assert offered == codes
+    for src, dsts in shaped.SUMS.items():      # and only lossless conversions are offered
+        assert all(np.can_cast(src, dst, "safe") for dst in dsts)
+
+
+def test_sat_on_the_cpu_at_a_hand_computed_point():
+    a = np.array([[1, 2], [3, 4]], np.uint8)
+    got = memtune.sat(a)
+    assert got.dtype == np.uint64 and got.tolist() == [[1, 3], [4, 10]]
+    cv = memtune.sat(a, dtype="int32", layout="opencv")
+    assert cv.dtype == np.int32 and cv.tolist() == [[0, 0, 0], [0, 1, 3], [0, 4, 10]]
+    batch = memtune.sat(np.stack([a, 2 * a]), dtype="float64")
+    assert batch.shape == (2, 2, 2) and batch[1].tolist() == [[2, 6], [8, 20]]
+
+
+def test_scans_sums_and_transposes_on_the_cpu_at_hand_computed_points():
+    a = np.arange(6, dtype=np.int32).reshape(2, 3)         # [[0 1 2] [3 4 5]]
+    assert memtune.prefix_sums(a, axis=0).tolist() == [[0, 1, 2], [3, 5, 7]]
+    assert memtune.prefix_sums(a, axis=-1).tolist() == [[0, 1, 3], [3, 7, 12]]
+    assert memtune.prefix_sums(a).tolist() == [0, 1, 3, 6, 10, 15]
+    assert memtune.prefix_sums(a).dtype == np.int64 and memtune.prefix_sums(a, dtype="int32").dtype == np.int32
+    assert memtune.sum(a, axis=0).tolist() == [3, 5, 7] and memtune.sum(a, axis=1).tolist() == [3, 12]
+    assert memtune.sum(a).shape == () and int(memtune.sum(a)) == 15
+    t = memtune.transpose(np.arange(12, dtype=np.uint16).reshape(2, 2, 3))
+    assert t.shape == (2, 3, 2) and t[1].tolist() == [[6, 9], [7, 10], [8, 11]]
+
+
+@pytest.mark.parametrize("family,array,options,name", [
+    ("sat", np.zeros((3, 3), np.int8), {}, "a"),
+    ("sat", np.zeros(5, np.uint8), {}, "a"),
+    ("sat", np.zeros((3, 3), np.uint8), {"dtype": "int16"}, "dtype"),
+    ("sat", np.zeros((3, 3), np.int32), {"dtype": "float32"}, "dtype"),
+    ("sat", np.zeros((3, 3), np.float32), {"layout": "cv2"}, "layout"),
+    ("sat", np.zeros((3, 3), np.float32), {"axis": 0}, "axis"),
+    ("sat", np.zeros((0, 3), np.float32), {}, "a"),
+    ("prefix_sums", np.zeros((3, 3), np.int32), {"axis": 2}, "axis"),
+    ("prefix_sums", np.zeros((3, 3), np.int32), {"axis": True}, "axis"),
+    ("sum", np.zeros((3, 3), np.int32), {"axis": (0, 1)}, "axis"),
+    ("sum", np.zeros((3, 3), np.int32), {"layout": "opencv"}, "layout"),
+    ("transpose", np.zeros(4, np.float32), {}, "a"),
+    ("transpose", np.zeros((2, 2), np.complex128), {}, "a"),
+    ("transpose", np.zeros((2, 2), np.float32), {"dtype": "float64"}, "dtype"),
+    ("sat", np.broadcast_to(np.zeros(1, np.uint8), (46341, 46341)), {}, "a"),     # past the 2^31 - 1 cap
+])
+def test_what_is_not_taken_is_refused_naming_the_parameter(family, array, options, name):
+    with pytest.raises(ParameterError) as err:
+        memtune.run(family, array, **options)
+    assert err.value.name == name
+
+
+@pytest.mark.parametrize("shape,family,options,function,grid", [
+    ((3, 100, 257), "sat", {}, r"strips_u8_u64_sat_w\d+_r\d+", None),
+    ((1080, 1920), "sat", {"dtype": "int32", "layout": "opencv"}, r"strips_u8_i32_satpad_w\d+_r\d+", None),
+    ((5, 3001), "prefix_sums", {"axis": -1}, "segmented_scan_u8_u64_scan", 15005 // 2048 + 1),   # 8-byte sums: 2048 a tile
+    ((3001, 5), "prefix_sums", {"axis": 0}, r"strips_u8_u64_cols_w\d+_r\d+", None),
+    ((4, 37, 129), "sum", {"axis": 1}, r"strips_u8_u64_coltotal_w\d+_r\d+", None),
+    ((4, 37, 129), "sum", {"axis": 2, "dtype": "float32"}, "segmented_scan_u8_f32_total", 4 * 37 * 129 // 4096 + 1),
+    ((1000, 3000), "transpose", {}, "transpose_b1", None),
+])
+def test_each_call_runs_the_plan_its_layout_needs(shape, family, options, function, grid):
+    req = shapes.request(family, np.zeros(shape, np.uint8), options)
+    plan = shapes.plan(req)
+    launch = plan.launches[-1]
+    assert re.fullmatch(function, launch.function)
+    if grid is not None:
+        assert launch.blocks == grid
+    if launch.function.startswith("strips"):
+        warps, rows = map(int, re.findall(r"_w(\d+)_r(\d+)", launch.function)[0])
+        images, h = (shape[0], shape[1]) if len(shape) == 3 else (1, shape[0])
+        assert launch.blocks == images * -(-h // (warps * rows)) and launch.shape == (32, warps, 1)
+    if family == "transpose":
+        assert launch.grid_shape == (-(-3000 // 64), -(-1000 // 64), 1)
+
+
+def test_float_vectors_squares_and_whole_sums_stay_on_the_tuned_tables():
+    f = np.zeros((64, 64), np.float32)
+    assert shapes.request("sat", f, {}).tuned and shapes.request("transpose", f, {}).tuned
+    assert shapes.request("sum", f, {}).tuned and shapes.request("prefix_sums", f, {}).tuned   # flattened
+    assert not shapes.request("sum", f, {"axis": 0}).tuned
+    assert not shapes.request("sat", f, {"dtype": "float64"}).tuned
+    assert not shapes.request("transpose", np.zeros((48, 48), np.float32), {}).tuned     # not whole 32-tiles
+    assert not shapes.request("sat", np.zeros((64, 65), np.float32), {}).tuned
+
+
+def test_the_model_picks_a_strip_shape_from_the_measured_machine():
+    from memtune.tuner import load_model
+
+    machine = load_model("NVIDIA H100 80GB HBM3").machine
+    picked = shaped.pick_strips(1, 4096, 4096, "float32", "float32", "sat", machine)
+    assert picked in shaped.STRIP_SHAPES
+    from memtune.costmodel.physical import launch as L
+
+    def ns(shape):
+        plan = shaped.strips_plan(1, 4096, 4096, "float32", "float32", "sat", *shape)
+        return L.run_time_ns(plan, machine, L.plan_times(plan, machine))
+    assert ns(picked) == min(ns(s) for s in shaped.STRIP_SHAPES)

@@ -1,0 +1,100 @@
+"""memtune.run on the arrays users have, on the GPU: odd shapes, batches, integer inputs and every sum
+type, against numpy on fresh random data (integers exactly, floats against a float64 reference)."""
+import numpy as np
+import pytest
+
+import memtune
+from memtune import shapes
+
+pytestmark = pytest.mark.gpu
+
+
+def _data(shape, dtype, rng):
+    if np.dtype(dtype).kind == "f":
+        return rng.random(shape).astype(dtype)             # non-negative: no cancellation hides an error
+    hi = min(np.iinfo(dtype).max, 1000)
+    return rng.integers(0, hi, size=shape, dtype=dtype)
+
+
+def _check(got, expected, dst):
+    got = got.get()
+    assert got.dtype == np.dtype(dst) and got.shape == expected.shape
+    if np.dtype(dst).kind in "iu":
+        np.testing.assert_array_equal(got, expected)
+    else:
+        tol = 1e-4 if dst == "float32" else 1e-11
+        np.testing.assert_allclose(got, expected, rtol=tol, atol=tol)
+
+
+SAT_CASES = [((1, 1), "uint8", None), ((7, 5), "uint8", "int32"), ((33, 65), "uint16", None),
+             ((1080, 1920), "uint8", "int32"), ((3, 100, 257), "int32", None), ((2, 2, 31, 129), "float32", None),
+             ((513, 127), "float64", None), ((600, 40), "int32", "float64"), ((129, 1000), "float32", "float64"),
+             ((70, 300), "int64", None), ((4099, 3), "uint8", "float32")]
+
+
+@pytest.mark.parametrize("layout", ["same", "opencv"])
+@pytest.mark.parametrize("shape,src,dst", SAT_CASES)
+def test_sat_of_any_shape_batch_and_dtype_matches_numpy(shape, src, dst, layout):
+    a = _data(shape, src, np.random.default_rng())
+    req = shapes.request("sat", a, {"dtype": dst, "layout": layout})
+    got = memtune.sat(a, dtype=dst, layout=layout)
+    expected = shapes.on_cpu(req, a.astype(np.float64) if req.dst.startswith("float") else a)
+    _check(got, expected.astype(req.dst), req.dst)
+    if layout == "opencv":
+        assert not got[..., 0, :].any() and not got[..., :, 0].any()
+
+
+SCAN_CASES = [((1,), None, "int32"), ((2049,), None, "int32"), ((1_000_003,), None, "uint8"), ((5, 3001), -1, "int32"),
+              ((3001, 5), 0, "uint16"), ((4, 37, 129), 1, "int64"), ((7, 1), 1, "float32"), ((2, 3, 4000), 0, "float64"),
+              ((100_000, 3), 1, "int32"), ((3, 2, 5), None, "int32"), ((3, 700_001), 1, "float32"),
+              ((64, 33, 17), 2, "uint8"), ((9, 2500, 2), 1, "float32")]
+
+
+@pytest.mark.parametrize("family", ["prefix_sums", "sum"])
+@pytest.mark.parametrize("shape,axis,src", SCAN_CASES)
+def test_prefix_sums_and_sums_along_any_axis_match_numpy(family, shape, axis, src):
+    a = _data(shape, src, np.random.default_rng())
+    req = shapes.request(family, a, {"axis": axis})
+    got = getattr(memtune, family)(a, axis=axis)
+    expected = shapes.on_cpu(req, a.astype(np.float64) if req.dst.startswith("float") else a)
+    _check(got, np.asarray(expected).astype(req.dst), req.dst)
+
+
+@pytest.mark.parametrize("dst", ["int32", "int64", "float64"])
+def test_int32_sums_in_every_type_they_take(dst):
+    a = _data((333, 4097), "int32", np.random.default_rng())
+    for family, axis in (("prefix_sums", 1), ("prefix_sums", 0), ("sum", 0), ("sum", None)):
+        got = getattr(memtune, family)(a, axis=axis, dtype=dst)
+        expected = getattr(np, "cumsum" if family == "prefix_sums" else "sum")(a, axis=axis, dtype=dst)
+        _check(got, np.asarray(expected), dst)
+
+
+def test_int32_overflow_wraps_as_numpy_does():
+    a = np.full(5000, 2 ** 30, np.int32)
+    _check(memtune.prefix_sums(a, dtype="int32"), np.cumsum(a, dtype=np.int32), "int32")
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (33, 65), (1000, 3000), (2, 3, 100, 37), (5, 1, 77)])
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "float32", "int64", "complex64"])
+def test_transpose_of_any_shape_and_element_size_matches_numpy(shape, dtype):
+    rng = np.random.default_rng()
+    a = (rng.integers(0, 200, size=shape) + (1j if dtype == "complex64" else 0)).astype(dtype)
+    got = memtune.transpose(a).get()
+    np.testing.assert_array_equal(got, np.swapaxes(a, -1, -2))
+
+
+def test_the_tuned_tables_still_answer_float_squares_and_vectors():
+    rng = np.random.default_rng()
+    a = rng.random((512, 512)).astype(np.float32)
+    assert shapes.request("sat", a, {}).tuned
+    np.testing.assert_allclose(memtune.sat(a).get(), np.cumsum(np.cumsum(a.astype(np.float64), 0), 1), rtol=1e-4)
+    assert not shapes.request("sat", a, {"layout": "opencv"}).tuned
+
+
+def test_a_launch_reuses_the_status_words_across_calls_and_sizes():
+    """The look-back's status words are kept between calls and never cleared (each call has a new epoch):
+    large and small calls in turn stay right."""
+    rng = np.random.default_rng()
+    for shape in [(2000, 3000), (50, 60), (2000, 3000), (3, 40)] * 2:
+        a = rng.integers(0, 100, size=shape, dtype=np.int32)
+        _check(memtune.sat(a), np.cumsum(np.cumsum(a, 0, dtype=np.int64), 1, dtype=np.int64), "int64")
