@@ -36,6 +36,12 @@ CASES = [
     ("transpose", (8, 1000, 1000), "float32", {}), ("transpose", (1080, 1920), "uint8", {}),
     ("transpose", (4095, 4095), "float32", {}),
 ]
+# (family, shape of a, dtype, shape of f or b): the products on the seeds' kernels at any sides
+PRODUCTS = [("conv", (1080, 1920), "float32", (7, 7)), ("conv", (3, 1080, 1920), "float32", (3, 3)),
+            ("conv", (3000, 5000), "float32", (5, 5)), ("conv", (4099, 4097), "float32", (7, 7)),
+            ("matmul", (3000, 1000), "float32", (1000, 5000)), ("matmul", (4099, 4097), "float32", (4097, 4095)),
+            ("matmul", (1000, 1000), "float32", (1000, 1000)), ("matmul", (8192, 512), "float32", (512, 8192)),
+            ("matmul", (2000, 3000), "float64", (3000, 1000))]
 LADDER_1D = tuple(1 << k for k in range(10, 29, 2))
 LADDER_SIDES = tuple(1 << k for k in range(8, 15))
 
@@ -97,7 +103,7 @@ def measure_case(family, shape, dtype, options, device, machine, repeats):
     else:
         plan = shapes.plan(req, device)
         out = cp.empty(req.out_shape, req.dst)
-        row["ms"] = timed(lambda: shaped.execute(plan, a, out), repeats)
+        row["ms"] = timed(lambda: shaped.execute(plan, {"a": a, "out": out}), repeats)
         row["kernel"] = plan.launches[-1].function
         row["predicted_ms"] = L.run_time_ns(plan, machine, L.plan_times(plan, machine)) * 1e-6
     copy = cp.empty_like(a)
@@ -113,7 +119,7 @@ def measure_case(family, shape, dtype, options, device, machine, repeats):
         lreq = shapes.Request(family, ladder, "float32", "float32")
         lplan = shapes.plan(lreq, device)
         lout = cp.empty(lreq.out_shape, "float32")
-        row["shaped_at_ladder_ms"] = timed(lambda: shaped.execute(lplan, big, lout), repeats)
+        row["shaped_at_ladder_ms"] = timed(lambda: shaped.execute(lplan, {"a": big, "out": lout}), repeats)
     return row
 
 
@@ -133,21 +139,59 @@ def sweep_strips(machine, repeats: int) -> list:
         out = cp.empty_like(a)
         for warps, per in shaped.STRIP_SHAPES:
             plan = shaped.strips_plan(images, h, w, "float32", "float32", mode, warps, per)
-            ms = timed(lambda: shaped.execute(plan, a, out), repeats)
+            ms = timed(lambda: shaped.execute(plan, {"a": a, "out": out}), repeats)
             rows.append({"shape": [images, h, w], "mode": mode, "warps": warps, "rows": per, "ms": ms,
                          "predicted_ms": L.run_time_ns(plan, machine, L.plan_times(plan, machine)) * 1e-6})
             print(f"strips {mode} {images}x{h}x{w} w{warps} r{per}: {ms:.4f} ms (model {rows[-1]['predicted_ms']:.4f})", flush=True)
     return rows
 
 
+def measure_product(family, shape, dtype, other, device, machine, repeats):
+    """Per output pixel (convolution) or per multiply-add (product) against the nearest ladder square."""
+    import cupy as cp
+    from memtune.costmodel.physical import launch as L
+    from memtune.kernels import shaped
+
+    a, b = (cp.random.default_rng(1).standard_normal(s, dtype=dtype) for s in (shape, other))
+    req = shapes.request(family, a, {}, b)
+    plan = shapes.plan(req, device)
+    arrays = {"a": a, "f" if family == "conv" else "b": b, "out": cp.empty(req.out_shape, dtype)}
+    ms = timed(lambda: shaped.execute(plan, arrays), repeats)
+    work = math.prod(shape) if family == "conv" else shape[0] * shape[1] * other[1]
+    side = min(LADDER_SIDES, key=lambda s: abs(math.log((s * s if family == "conv" else s ** 3) / work)))
+    big = cp.random.default_rng(2).standard_normal((side, side), dtype=dtype)
+    second = b if family == "conv" else cp.random.default_rng(3).standard_normal((side, side), dtype=dtype)
+    ladder_ms = timed(lambda: memtune.run(family, big, second), repeats)
+    ladder_work = side * side if family == "conv" else side ** 3
+    peer_ms = timed((lambda: cp.matmul(a, b)) if family == "matmul" else peer_conv(a, b), repeats)
+    row = {"family": family, "shape": list(shape), "other": list(other), "dtype": dtype, "path": "shaped",
+           "kernel": plan.launches[-1].function, "ms": ms, "ladder_shape": [side, side], "ladder_ms": ladder_ms,
+           "per_element_ratio": ms / work / (ladder_ms / ladder_work), "peer_ms": peer_ms, "vs_peer": ms / peer_ms,
+           "predicted_ms": L.run_time_ns(plan, machine, L.plan_times(plan, machine)) * 1e-6}
+    print(f"{family:8s} {str(shape):18s} x {str(other):14s} {dtype} {ms:.4f} ms  ladder {side}² {ladder_ms:.4f} ms  "
+          f"per-work {row['per_element_ratio']:.3f}  peer {row['vs_peer']:.2f}x  model {row['predicted_ms']:.4f}", flush=True)
+    return row
+
+
+def peer_conv(a, f):
+    from cupyx.scipy import ndimage
+
+    flipped = f[::-1, ::-1].reshape((1,) * (a.ndim - 2) + f.shape)
+    return lambda: ndimage.convolve(a, flipped, mode="constant", cval=0.0)
+
+
 def main() -> int:
-    args, out = setup(__doc__)
+    args, out = setup(__doc__, extra=lambda p: p.add_argument("--products-only", action="store_true"))
     from memtune.kernels.timing import Device
     from memtune.tuner import load_model
 
     device = Device.current().name
     machine = load_model(device).machine
-    rows = []
+    rows = [measure_product(*case, device, machine, args.repeats) for case in PRODUCTS]
+    if args.products_only:
+        (out / "shapes_products.json").write_text(json.dumps({"device": device, "repeats": args.repeats, "rows": rows},
+                                                             indent=1) + "\n")
+        return 0
     for family, shape, dtype, options in CASES:
         row = measure_case(family, shape, dtype, options, device, machine, args.repeats)
         rows.append(row)

@@ -1,21 +1,22 @@
 // CONV-HMM and MUL-HMM (002 §§III, V): image convolution and tiled matrix multiplication.
 //
-// conv_hmm: the output is cut into TS x TS tiles (TS = w = 32 in the paper; 64 also offered); a
+// conv_hmm: every h x w image of a batch of `count` (a square image: h = w = n, count = 1) is cut into TS x TS tiles (TS = w = 32 in the paper; 64 also offered); a
 // block (a DMM) copies its (TS + 2v)^2 input tile and the (2v+1)^2 filter into shared memory,
 // zero outside the image, and computes CONV-DMM: every output of the tile is
 // sum_{s,t} a(i+s, j+t) f(v+s, v+t) (a correlation, as 002 defines it). d blocks walk the tiles
 // with a grid-stride loop; p threads per block; V is a template argument so the taps unroll.
 //
-// matmul_hmm: c = a x b for n x n row-major matrices. A block computes an M x M tile of c
+// matmul_hmm: c = a x b for a rows x inner and b inner x cols, row-major (square: all n). A block computes an M x M tile of c
 // (the paper's m x m submatrix) from M x 8 slices of a and 8 x M slices of b staged in shared
 // memory; each thread keeps an R x R register tile (R = 1 is the paper's one output per
-// thread), and B = 2 double-buffers the slices. p = (M / R)^2 threads. Any n: loads outside the
+// thread), and B = 2 double-buffers the slices. p = (M / R)^2 threads. Any sides: loads outside the
 // matrices read zero.
 
 #include "select.cuh"
 
 template <typename T, int TS, int V>
-__device__ void conv_hmm(const T* __restrict__ a, const T* __restrict__ filt, T* __restrict__ c, int n) {
+__device__ void conv_hmm(const T* __restrict__ a, const T* __restrict__ filt, T* __restrict__ c, int h, int w,
+                         int count) {
     constexpr int K = 2 * V + 1;
     constexpr int IN = TS + 2 * V;
     extern __shared__ __align__(16) unsigned char smem[];   // (TS + 2V)^2 + (2V + 1)^2 elements
@@ -23,13 +24,16 @@ __device__ void conv_hmm(const T* __restrict__ a, const T* __restrict__ filt, T*
     T* f = in + IN * IN;
     int tid = threadIdx.x, p = blockDim.x;
     for (int i = tid; i < K * K; i += p) f[i] = filt[i];
-    int tiles = (n + TS - 1) / TS;
-    long long total = (long long)tiles * tiles;
+    const int across = (w + TS - 1) / TS;
+    const long long per_image = (long long)((h + TS - 1) / TS) * across, total = per_image * count;
     for (long long tt = blockIdx.x; tt < total; tt += gridDim.x) {
-        int r0 = (int)(tt / tiles) * TS, c0 = (int)(tt % tiles) * TS;
+        const long long image = tt / per_image, at = tt % per_image;
+        const T* src = a + image * h * w;
+        T* dst = c + image * h * w;
+        int r0 = (int)(at / across) * TS, c0 = (int)(at % across) * TS;
         for (int i = tid; i < IN * IN; i += p) {
             int y = r0 - V + i / IN, x = c0 - V + i % IN;
-            in[i] = (y >= 0 && y < n && x >= 0 && x < n) ? a[(long long)y * n + x] : T(0);
+            in[i] = (y >= 0 && y < h && x >= 0 && x < w) ? src[(long long)y * w + x] : T(0);
         }
         __syncthreads();
         // volatile: the filter taps are re-read (broadcast) for every output instead of being
@@ -42,7 +46,7 @@ __device__ void conv_hmm(const T* __restrict__ a, const T* __restrict__ filt, T*
             for (int s = 0; s < K; ++s)
 #pragma unroll
                 for (int t = 0; t < K; ++t) acc += in[(y + s) * IN + x + t] * taps[s * K + t];
-            if (r0 + y < n && c0 + x < n) c[(long long)(r0 + y) * n + c0 + x] = acc;
+            if (r0 + y < h && c0 + x < w) dst[(long long)(r0 + y) * w + c0 + x] = acc;
         }
         __syncthreads();
     }
@@ -75,9 +79,11 @@ __device__ __forceinline__ void read_group(const T* src, T* dst) {
 // words, both without bank conflicts, and each k step is 2 NG vector loads for R^2 FMAs.
 // STAGES = 2: double buffering, the next slice's global loads are in registers (issued before the
 // current slice's FMAs) and stored to the other buffer after them, one barrier a slice; STAGES = 1:
-// load, barrier, compute, barrier. Global loads are 16 bytes when n is a multiple of 16 / sizeof(T).
+// load, barrier, compute, barrier. Global loads are 16 bytes where the row pitch (inner for a, cols
+// for b and c) is a multiple of 16 / sizeof(T).
 template <typename T, int M, int R, int STAGES>
-__device__ void matmul_hmm(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int n) {
+__device__ void matmul_hmm(const T* __restrict__ a, const T* __restrict__ b, T* __restrict__ c, int rows,
+                           int inner, int cols) {
     constexpr int BK = 8, E = 16 / sizeof(T);
     constexpr int SIDE = M / R, THREADS = SIDE * SIDE;
     constexpr int G = R < 4 ? R : 4, NG = R / G, SPAN = M / NG;
@@ -86,11 +92,11 @@ __device__ void matmul_hmm(const T* __restrict__ a, const T* __restrict__ b, T* 
     __shared__ __align__(16) T as[STAGES][BK][M];          // as[k][row]
     __shared__ __align__(16) T bs[STAGES][BK][M];          // bs[k][col]
     const int tid = threadIdx.x, tx = tid % SIDE, ty = tid / SIDE;
-    const bool vec = n % E == 0;
-    const int tiles = (n + M - 1) / M;
-    const long long total = (long long)tiles * tiles;
+    const bool vec_a = inner % E == 0, vec = cols % E == 0;
+    const int across = (cols + M - 1) / M;
+    const long long total = (long long)((rows + M - 1) / M) * across;
     for (long long tt = blockIdx.x; tt < total; tt += gridDim.x) {
-        const int r0 = (int)(tt / tiles) * M, c0 = (int)(tt % tiles) * M;
+        const int r0 = (int)(tt / across) * M, c0 = (int)(tt % across) * M;
         Quad16<T> ra[PER], rb[PER];
         auto fetch = [&](int k0) {
 #pragma unroll
@@ -99,10 +105,10 @@ __device__ void matmul_hmm(const T* __restrict__ a, const T* __restrict__ b, T* 
                 if (e >= VECS) break;
                 const int row = e / (BK / E), gr = r0 + row, gka = k0 + (e % (BK / E)) * E;
                 const int kb = e / (M / E), gkb = k0 + kb, gc = c0 + (e % (M / E)) * E;
-                if (vec && gr < n && gka < n) ra[p] = *reinterpret_cast<const Quad16<T>*>(a + (long long)gr * n + gka);
-                else for (int i = 0; i < E; ++i) ra[p].v[i] = gr < n && gka + i < n ? a[(long long)gr * n + gka + i] : T(0);
-                if (vec && gkb < n && gc < n) rb[p] = *reinterpret_cast<const Quad16<T>*>(b + (long long)gkb * n + gc);
-                else for (int i = 0; i < E; ++i) rb[p].v[i] = gkb < n && gc + i < n ? b[(long long)gkb * n + gc + i] : T(0);
+                if (vec_a && gr < rows && gka < inner) ra[p] = *reinterpret_cast<const Quad16<T>*>(a + (long long)gr * inner + gka);
+                else for (int i = 0; i < E; ++i) ra[p].v[i] = gr < rows && gka + i < inner ? a[(long long)gr * inner + gka + i] : T(0);
+                if (vec && gkb < inner && gc < cols) rb[p] = *reinterpret_cast<const Quad16<T>*>(b + (long long)gkb * cols + gc);
+                else for (int i = 0; i < E; ++i) rb[p].v[i] = gkb < inner && gc + i < cols ? b[(long long)gkb * cols + gc + i] : T(0);
             }
         };
         auto stash = [&](int buf) {
@@ -141,15 +147,15 @@ __device__ void matmul_hmm(const T* __restrict__ a, const T* __restrict__ b, T* 
             stash(0);
             __syncthreads();
             int buf = 0;
-            for (int k0 = 0; k0 < n; k0 += BK, buf ^= 1) {
-                const bool more = k0 + BK < n;
+            for (int k0 = 0; k0 < inner; k0 += BK, buf ^= 1) {
+                const bool more = k0 + BK < inner;
                 if (more) fetch(k0 + BK);
                 compute(buf);
                 if (more) stash(buf ^ 1);
                 __syncthreads();
             }
         } else {
-            for (int k0 = 0; k0 < n; k0 += BK) {
+            for (int k0 = 0; k0 < inner; k0 += BK) {
                 fetch(k0);
                 stash(0);
                 __syncthreads();
@@ -160,12 +166,12 @@ __device__ void matmul_hmm(const T* __restrict__ a, const T* __restrict__ b, T* 
 #pragma unroll
         for (int i = 0; i < R; ++i) {
             const int gr = r0 + (i / G) * SPAN + ty * G + i % G;
-            if (gr >= n) continue;
+            if (gr >= rows) continue;
 #pragma unroll
             for (int h = 0; h < NG; ++h) {
                 const int gc = c0 + h * SPAN + tx * G;
-                T* dst = c + (long long)gr * n + gc;
-                if (G % E == 0 && vec && gc + G <= n) {
+                T* dst = c + (long long)gr * cols + gc;
+                if (G % E == 0 && vec && gc + G <= cols) {
 #pragma unroll
                     for (int q = 0; q < G / E; ++q) {
                         Quad16<T> x;
@@ -175,7 +181,7 @@ __device__ void matmul_hmm(const T* __restrict__ a, const T* __restrict__ b, T* 
                     }
                 } else {
 #pragma unroll
-                    for (int j = 0; j < G; ++j) if (gc + j < n) dst[j] = acc[i][h * G + j];
+                    for (int j = 0; j < G; ++j) if (gc + j < cols) dst[j] = acc[i][h * G + j];
                 }
             }
         }
@@ -185,24 +191,32 @@ __device__ void matmul_hmm(const T* __restrict__ a, const T* __restrict__ b, T* 
 // WANTED: this kernel is the one being compiled (select.cuh); otherwise its body stays empty and the
 // template is not instantiated.
 template <bool WANTED, typename T, int TS, int V>
-__device__ __forceinline__ void conv_if(const T* a, const T* f, T* c, int n) {
-    if constexpr (WANTED) conv_hmm<T, TS, V>(a, f, c, n);
+__device__ __forceinline__ void conv_if(const T* a, const T* f, T* c, int h, int w, int count) {
+    if constexpr (WANTED) conv_hmm<T, TS, V>(a, f, c, h, w, count);
 }
 
 template <bool WANTED, typename T, int M, int R, int STAGES>
-__device__ __forceinline__ void matmul_if(const T* a, const T* b, T* c, int n) {
-    if constexpr (WANTED) matmul_hmm<T, M, R, STAGES>(a, b, c, n);
+__device__ __forceinline__ void matmul_if(const T* a, const T* b, T* c, int rows, int inner, int cols) {
+    if constexpr (WANTED) matmul_hmm<T, M, R, STAGES>(a, b, c, rows, inner, cols);
 }
 
-#define CONV(T, S, TS, V) \
+// Each kernel twice: the square problem's entry takes n alone (every scalar argument costs host time at
+// launch, 0.6 us on the H100's path), the _shaped entry any sides; both run the one template.
+#define CONV(T, S, TS, V)                                                                             \
     extern "C" __global__ void __launch_bounds__(1024) conv_##S##_t##TS##_v##V(const T* a, const T* f, T* c, int n) { \
-        conv_if<MEMTUNE_WANTS(conv_##S##_t##TS##_v##V), T, TS, V>(a, f, c, n); }
+        conv_if<MEMTUNE_WANTS(conv_##S##_t##TS##_v##V), T, TS, V>(a, f, c, n, n, 1); }                  \
+    extern "C" __global__ void __launch_bounds__(1024)                                                \
+    conv_##S##_t##TS##_v##V##_shaped(const T* a, const T* f, T* c, int h, int w, int count) {          \
+        conv_if<MEMTUNE_WANTS(conv_##S##_t##TS##_v##V##_shaped), T, TS, V>(a, f, c, h, w, count); }
 #define CONV_V(T, S, TS) CONV(T, S, TS, 1) CONV(T, S, TS, 2) CONV(T, S, TS, 3) CONV(T, S, TS, 4) \
     CONV(T, S, TS, 5) CONV(T, S, TS, 6) CONV(T, S, TS, 7)
 #define MATMUL_S(T, S, M, R, B)                                                                       \
     extern "C" __global__ void __launch_bounds__((M / R) * (M / R))                                   \
     matmul_##S##_m##M##_r##R##_b##B(const T* a, const T* b, T* c, int n) {                            \
-        matmul_if<MEMTUNE_WANTS(matmul_##S##_m##M##_r##R##_b##B), T, M, R, B>(a, b, c, n); }
+        matmul_if<MEMTUNE_WANTS(matmul_##S##_m##M##_r##R##_b##B), T, M, R, B>(a, b, c, n, n, n); }      \
+    extern "C" __global__ void __launch_bounds__((M / R) * (M / R))                                   \
+    matmul_##S##_m##M##_r##R##_b##B##_shaped(const T* a, const T* b, T* c, int rows, int inner, int cols) { \
+        matmul_if<MEMTUNE_WANTS(matmul_##S##_m##M##_r##R##_b##B##_shaped), T, M, R, B>(a, b, c, rows, inner, cols); }
 #define MATMUL(T, S, M, R) MATMUL_S(T, S, M, R, 1) MATMUL_S(T, S, M, R, 2)
 #define ALL(T, S) CONV_V(T, S, 32) CONV_V(T, S, 64) \
     MATMUL(T, S, 32, 1) MATMUL(T, S, 32, 2) MATMUL(T, S, 32, 4) MATMUL(T, S, 64, 2) MATMUL(T, S, 64, 4) \

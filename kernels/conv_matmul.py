@@ -22,6 +22,75 @@ def _random_on_device(shape, dtype, seed):
     return data, cp.asnumpy(data)
 
 
+def _entry(square: bool, *sides: int) -> tuple[str, tuple]:
+    """The kernel's name suffix and side arguments: the square problem's entry takes n̄ alone."""
+    if square:
+        return "", (Scalar(sides[0], "int32"),)
+    return "_shaped", tuple(Scalar(v, "int32") for v in sides)
+
+
+def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> Plan:
+    """``count`` h x w images (a square problem: n̄, n̄, 1). A tile with its halo into shared memory in one
+    round; each output reads (2v+1)^2 taps from shared memory, the window conflict-free and the filter
+    broadcast: two wavefronts a tap a warp."""
+    e, size = np.dtype(dtype).itemsize, h * w * count
+    p, tile = params["p"], params["tile"]
+    tiles = cdiv(h, tile) * cdiv(w, tile) * count
+    grid = params["d"] or tiles
+    per_block = tiles / grid
+    taps, halo = (2 * v + 1) ** 2, (tile + 2 * v) ** 2
+    wide = max(1, e // 4)
+    entry, sides = _entry(h == w and count == 1, h, w, count)
+    return Plan({"a": size * e, "f": taps * e, "out": size * e},
+                (Launch(f"conv_{suffix(dtype)}_t{tile}_v{v}{entry}", grid, p, dynamic_shared=(halo + taps) * e,
+                        args=(Array("a"), Array("f"), Array("out"), *sides),
+                        accesses=(Access("a", size * e), Access("a", tiles * (halo - tile * tile) * e, cached=True),
+                                  Access("out", size * e, write=True)),
+                        rounds=per_block * cdiv(halo, p), shared_wavefronts=per_block * wide * (
+                            cdiv(halo, 32) + 2 * taps * cdiv(tile * tile, 32)),
+                        shared_rounds=per_block * cdiv(tile * tile, p) * taps, flops=per_block * 2 * taps * tile * tile,
+                        fp64=dtype == "float64", source=SOURCE),))
+
+
+def matmul_plan(rows: int, inner: int, cols: int, dtype: str, params: dict) -> Plan:
+    """c = a x b, a rows x inner (a square problem: all n̄). An m x m tile of c per block, k-slices of 8
+    through shared memory. A thread's r x r outputs are groups of g = min(r, 4): each step of k, a warp
+    reads a's groups as broadcasts (a wavefront each) and b's as 16-byte vectors over consecutive words,
+    and does r^2 FMAs. Single-buffered, a slice is two dependent shared rounds and a global round;
+    double-buffered, the global round of the next slice overlaps the current one's FMAs, so only its
+    shared round is on the critical path."""
+    e, m, r = np.dtype(dtype).itemsize, params["m"], params["r"]
+    tiles = cdiv(rows, m) * cdiv(cols, m)
+    grid = params["d"] or tiles
+    per_block = tiles / grid
+    threads = (m // r) ** 2
+    warps = cdiv(threads, 32)
+    g = min(r, 4)
+    groups = r // g
+    side = m // r
+    b_bytes = min(32, side) * g * e                  # a warp's distinct bytes of b per group
+    per_step = groups * (1 + max(1, cdiv(b_bytes, 128)))
+    slices = cdiv(inner, 8)
+    # a slice's loads pass the L1 a 128-byte line at a time; storing it: b as 16-byte vectors (4
+    # wavefronts a warp), a transposed element by element, where a warp's lanes cover 8 / E columns
+    # of each row, as many words of one bank
+    vec = 16 // e
+    stash = 2 * m * 8 * e // 128 + (m * 8 // vec // 32) * (4 + vec * (8 // vec))
+    wavefronts = inner * warps * per_step + slices * stash
+    double = params["buffers"] == 2
+    a_bytes, b_bytes_all, out_bytes = rows * inner * e, inner * cols * e, rows * cols * e
+    entry, sides = _entry(rows == inner == cols, rows, inner, cols)
+    return Plan({"a": a_bytes, "b": b_bytes_all, "out": out_bytes},
+                (Launch(f"matmul_{suffix(dtype)}_m{m}_r{r}_b{params['buffers']}{entry}", grid, threads,
+                        args=(Array("a"), Array("b"), Array("out"), *sides),
+                        accesses=(Access("a", a_bytes), Access("b", b_bytes_all),
+                                  Access("a", 2 * tiles * m * inner * e - a_bytes - b_bytes_all, cached=True),
+                                  Access("out", out_bytes, write=True)),
+                        rounds=per_block * (1 if double else slices), shared_wavefronts=per_block * wavefronts,
+                        shared_rounds=per_block * slices * (1 if double else 2), flops=per_block * 2 * m * m * inner,
+                        fp64=dtype == "float64", source=SOURCE),))
+
+
 class Convolution(Kernel):
     """c(i, j) = sum_{s,t=-v..v} a(i+s, j+t) f(v+s, v+t), zero outside the n̄ x n̄ image (002 §III).
 
@@ -45,24 +114,8 @@ class Convolution(Kernel):
         return {"nbar": nbar, "v": case.get("v", 3), **hmm_occupancy(grid, params["p"], limits)}
 
     def launch_plan(self, size, dtype, params, case):
-        """A tile with its halo into shared memory in one round; each output reads (2v+1)^2 taps from shared
-        memory, the window conflict-free and the filter broadcast: two wavefronts a tap a warp."""
-        e, nbar, v = np.dtype(dtype).itemsize, math.isqrt(size), case.get("v", 3)
-        p, tile = params["p"], params["tile"]
-        tiles = cdiv(nbar, tile) ** 2
-        grid = params["d"] or tiles
-        per_block = tiles / grid
-        taps, halo = (2 * v + 1) ** 2, (tile + 2 * v) ** 2
-        wide = max(1, e // 4)
-        return Plan({"a": size * e, "f": taps * e, "out": size * e},
-                    (Launch(f"conv_{suffix(dtype)}_t{tile}_v{v}", grid, p, dynamic_shared=(halo + taps) * e,
-                            args=(Array("a"), Array("f"), Array("out"), Scalar(nbar, "int32")),
-                            accesses=(Access("a", size * e), Access("a", tiles * (halo - tile * tile) * e, cached=True),
-                                      Access("out", size * e, write=True)),
-                            rounds=per_block * cdiv(halo, p), shared_wavefronts=per_block * wide * (
-                                cdiv(halo, 32) + 2 * taps * cdiv(tile * tile, 32)),
-                            shared_rounds=per_block * cdiv(tile * tile, p) * taps, flops=per_block * 2 * taps * tile * tile,
-                            fp64=dtype == "float64", source=SOURCE),))
+        nbar = math.isqrt(size)
+        return conv_plan(nbar, nbar, 1, case.get("v", 3), dtype, params)
 
     def _inputs(self, size, dtype, seed, v) -> Inputs:
         nbar = math.isqrt(size)
@@ -102,44 +155,9 @@ class MatMul(Kernel):
     def compulsory_bytes(self, size, itemsize):
         return 3 * size * itemsize
 
-    @staticmethod
-    def _function(dtype, params) -> str:
-        return f"matmul_{suffix(dtype)}_m{params['m']}_r{params['r']}_b{params['buffers']}"
-
     def launch_plan(self, size, dtype, params, case):
-        """An m x m tile of c per block, k-slices of 8 through shared memory. A thread's r x r outputs are
-        groups of g = min(r, 4): each step of k, a warp reads a's groups as broadcasts (a wavefront each)
-        and b's as 16-byte vectors over consecutive words, and does r^2 FMAs. Single-buffered, a slice is
-        two dependent shared rounds and a global round; double-buffered, the global round of the next
-        slice overlaps the current one's FMAs, so only its shared round is on the critical path."""
-        e, nbar, m, r = np.dtype(dtype).itemsize, math.isqrt(size), params["m"], params["r"]
-        tiles = cdiv(nbar, m) ** 2
-        grid = params["d"] or tiles
-        per_block = tiles / grid
-        threads = self.threads_of(params)
-        warps = cdiv(threads, 32)
-        g = min(r, 4)
-        groups = r // g
-        side = m // r
-        b_bytes = min(32, side) * g * e                  # a warp's distinct bytes of b per group
-        per_step = groups * (1 + max(1, cdiv(b_bytes, 128)))
-        slices = cdiv(nbar, 8)
-        # a slice's loads pass the L1 a 128-byte line at a time; storing it: b as 16-byte vectors (4
-        # wavefronts a warp), a transposed element by element, where a warp's lanes cover 8 / E columns
-        # of each row, as many words of one bank
-        vec = 16 // e
-        stash = 2 * m * 8 * e // 128 + (m * 8 // vec // 32) * (4 + vec * (8 // vec))
-        wavefronts = nbar * warps * per_step + slices * stash
-        double = params["buffers"] == 2
-        return Plan({"a": size * e, "b": size * e, "out": size * e},
-                    (Launch(self._function(dtype, params), grid, threads,
-                            args=(Array("a"), Array("b"), Array("out"), Scalar(nbar, "int32")),
-                            accesses=(Access("a", size * e), Access("b", size * e),
-                                      Access("a", 2 * tiles * m * nbar * e - 2 * size * e, cached=True),
-                                      Access("out", size * e, write=True)),
-                            rounds=per_block * (1 if double else slices), shared_wavefronts=per_block * wavefronts,
-                            shared_rounds=per_block * slices * (1 if double else 2), flops=per_block * 2 * m * m * nbar,
-                            fp64=dtype == "float64", source=SOURCE),))
+        nbar = math.isqrt(size)
+        return matmul_plan(nbar, nbar, nbar, dtype, params)
 
     def threads_of(self, params) -> int:
         return (params["m"] // params["r"]) ** 2

@@ -140,18 +140,18 @@ class _LookBack:
 _HELD = _LookBack()
 
 
-def execute(plan: Plan, a, out):
-    """Run ``plan`` on the device array ``a`` into ``out``; ``out``."""
+def execute(plan: Plan, arrays: dict):
+    """Run ``plan`` on the device ``arrays`` (by the plan's names: a, out, ...); the output array."""
     import cupy as cp
 
-    arrays = {"a": a, "out": out}
     if "status" in plan.arrays:
         words = cdiv(plan.arrays["status"], 8)
         if _HELD.status is None or _HELD.status.size < words:
             _HELD.counter, _HELD.status, _HELD.epoch = cp.zeros(1, np.uint32), cp.zeros(words, np.uint64), 0
-        arrays.update(counter=_HELD.counter, status=_HELD.status)
+        arrays = {**arrays, "counter": _HELD.counter, "status": _HELD.status}
+    a = arrays["a"]
     inputs = Inputs(a.size, str(a.dtype), 0, arrays, host={"epoch": _HELD.epoch})
-    run_plan(plan, inputs)
+    out = run_plan(plan, inputs)
     _HELD.epoch = inputs.host["epoch"]
     return out
 

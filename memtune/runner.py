@@ -45,22 +45,23 @@ def run(family: str, *arrays, device: str | None = None, **options):
     if device is not None and not isinstance(device, str):
         raise ParameterError("device", f"must be a device name such as 'H100', got {device!r}")
     data = _arrays(family, arrays)
-    req = shapes.request(family, data["a"], options) if family in shapes.OPTIONS else None
+    other = data.get("f", data.get("b"))
+    req = shapes.request(family, data["a"], options, other) if family in shapes.OPTIONS else None
     if req is None and options:
         name = sorted(options)[0]
         raise ParameterError(name, f"memtune.{family} takes no option {name!r}; it takes the arrays and device=")
     if req is None:
-        _check_tuned(family, data)
+        _check_vectors(data)
     cp = _cupy()
     xp = np if cp is None else cp
     data = {k: xp.ascontiguousarray(xp.asarray(v)) for k, v in data.items()}
     if family == "permutation":
         _check_permutation(xp, data["p"], data["a"].size)
     if cp is None:
-        return _numpy(family, data) if req is None else shapes.on_cpu(req, data["a"])
+        return _permuted(data) if req is None else shapes.on_cpu(req, data)
     if req is not None and not req.tuned:
-        return shapes.on_gpu(req, data["a"], device or _device_name())
-    case = {"v": data["f"].shape[0] // 2} if family == "conv" else {}
+        return shapes.on_gpu(req, data, device or _device_name())
+    case = {"v": req.other[0] // 2} if family == "conv" else {}
     dtype = str(data["a"].dtype)
     choice = choose(family, int(data["a"].size), dtype, device or _device_name(), tuple(sorted(case.items())))
     from . import kernels
@@ -115,16 +116,15 @@ def _arrays(family: str, arrays: tuple) -> dict:
     return {name: _array_like(name, x) for name, x in zip(names, arrays)}
 
 
-def _check_tuned(family: str, data: dict) -> None:
-    """The permutation, convolution and product take what their tuned kernels take: float vectors or
-    square matrices, and companions that fit ``a``."""
-    a, ndim = data["a"], INPUTS[family][1]
+def _check_vectors(data: dict) -> None:
+    """The permutation takes what its tuned kernels take: a float vector and an integer vector as long."""
+    a, p = data["a"], data["p"]
     if str(getattr(a, "dtype", "")) not in ("float32", "float64"):
         raise ParameterError("a", f"must be a float32 or float64 array, got {getattr(a, 'dtype', type(a).__name__)}")
-    if a.ndim != ndim or (ndim == 2 and a.shape[0] != a.shape[1]) or a.size == 0:
-        raise ParameterError("a", f"{family} takes a non-empty {'square matrix' if ndim == 2 else 'vector'}, got shape {a.shape}")
-    for name in INPUTS[family][0][1:]:
-        _check_companion(family, name, data[name], a)
+    if a.ndim != 1 or a.size == 0:
+        raise ParameterError("a", f"permutation takes a non-empty vector, got shape {a.shape}")
+    if p.ndim != 1 or p.size != a.size or p.dtype.kind not in "iu":
+        raise ParameterError("p", f"must be an integer vector of {a.size} destinations, got {p.dtype} {p.shape}")
 
 
 def _array_like(name: str, x):
@@ -135,19 +135,6 @@ def _array_like(name: str, x):
         return np.asarray(x)
     except (ValueError, TypeError) as exc:
         raise ParameterError(name, f"must be an array, got {type(x).__name__} ({str(exc).splitlines()[0]})") from None
-
-
-def _check_companion(family: str, name: str, x, a) -> None:
-    if name == "p":
-        if x.ndim != 1 or x.size != a.size or x.dtype.kind not in "iu":
-            raise ParameterError("p", f"must be an integer vector of {a.size} destinations, got {x.dtype} {x.shape}")
-        return
-    if x.dtype != a.dtype:
-        raise ParameterError(name, f"must have the dtype of a ({a.dtype}), got {x.dtype}")
-    if name == "b" and x.shape != a.shape:
-        raise ParameterError("b", f"must have the shape of a {a.shape}, got {x.shape}")
-    if name == "f" and (x.ndim != 2 or x.shape[0] != x.shape[1] or x.shape[0] % 2 == 0 or not 3 <= x.shape[0] <= 15):
-        raise ParameterError("f", f"must be a square filter of odd side 3..15 (radius v = 1..7), got shape {x.shape}")
 
 
 def _check_permutation(xp, p, n: int) -> None:
@@ -192,17 +179,10 @@ def _device_name() -> str:
     return Device.current().name
 
 
-def _numpy(family: str, d: dict):
-    a = d["a"]
-    if family == "permutation":
-        out = np.empty_like(a)
-        out[d["p"]] = a
-        return out
-    if family == "conv":
-        from scipy.ndimage import correlate
-
-        return correlate(a, d["f"], mode="constant", cval=0.0)
-    return a @ d["b"]
+def _permuted(d: dict):
+    out = np.empty_like(d["a"])
+    out[d["p"]] = d["a"]
+    return out
 
 
 def _helper(family: str):

@@ -10,7 +10,10 @@ model) on a GPU, and to numpy on the CPU, with the same options and the same res
   row and column;
 * ``prefix_sums(a, axis=None, dtype=None)`` and ``sum(a, axis=None, dtype=None)``: ``cupy.cumsum``'s
   and ``cupy.sum``'s meanings (no axis: the flattened array);
-* ``transpose(a)``: the last two axes swapped, any element type of 1, 2, 4 or 8 bytes.
+* ``transpose(a)``: the last two axes swapped, any element type of 1, 2, 4 or 8 bytes;
+* ``conv(a, f)``: every h x w image along the last two axes, a square filter of odd side 3 to 15;
+  ``matmul(a, b)``: any M x K by K x N; both float32 or float64, on the seeds' kernels (conv_matmul.cu)
+  with the configuration the tables pick for as much work at a square size.
 
 Sums are taken in ``dtype``, by default as ``cupy.cumsum`` promotes (uint8 and uint16 to uint64, int32 to
 int64); a type the input does not convert to without loss is refused, with the types it does.
@@ -25,7 +28,9 @@ import numpy as np
 
 from .costmodel.errors import ParameterError
 
-OPTIONS = {"sat": ("dtype", "layout"), "prefix_sums": ("axis", "dtype"), "sum": ("axis", "dtype"), "transpose": ()}
+OPTIONS = {"sat": ("dtype", "layout"), "prefix_sums": ("axis", "dtype"), "sum": ("axis", "dtype"), "transpose": (),
+           "conv": (), "matmul": ()}
+PRODUCTS = ("conv", "matmul")     # two arrays, float32 or float64, run with the tuned kernels' configurations
 LAYOUTS = ("same", "opencv")
 TUNED_DTYPES = ("float32", "float64")
 
@@ -40,6 +45,7 @@ class Request:
     dst: str
     axis: int | None = None
     layout: str = "same"
+    other: tuple = ()             # the filter's or the right factor's shape
 
     @property
     def tuned(self) -> bool:
@@ -48,7 +54,9 @@ class Request:
         if self.src not in TUNED_DTYPES or self.dst != self.src or self.layout != "same":
             return False
         square = len(self.shape) == 2 and self.shape[0] == self.shape[1]
-        if self.family == "sat":
+        if self.family == "matmul":
+            return square and self.other == self.shape
+        if self.family in ("sat", "conv"):
             return square
         if self.family == "transpose":
             return square and self.shape[0] % 32 == 0       # the seeds' transposes move whole 32 x 32 tiles
@@ -57,6 +65,10 @@ class Request:
     @property
     def out_shape(self) -> tuple:
         s = self.shape
+        if self.family == "matmul":
+            return (s[0], self.other[1])
+        if self.family == "conv":
+            return s
         if self.family == "sat":
             return s if self.layout == "same" else s[:-2] + (s[-2] + 1, s[-1] + 1)
         if self.family == "transpose":
@@ -66,15 +78,31 @@ class Request:
         return s if self.family == "prefix_sums" else s[:self.axis] + s[self.axis + 1:]
 
 
-def request(family: str, a, options: dict) -> Request:
-    """The call's options checked against ``a`` (a ParameterError names the first one that is wrong)."""
+def request(family: str, a, options: dict, other=None) -> Request:
+    """The call's options checked against ``a`` (and ``other``, the filter or right factor; a ParameterError
+    names the first one that is wrong)."""
     from .kernels import shaped
 
-    req = _request(family, a, options)
+    req = _product(family, a, other) if family in PRODUCTS else _request(family, a, options)
     if max(a.size, math.prod(req.out_shape)) > shaped.MAX_ELEMENTS:
         raise ParameterError("a", f"memtune.{family} takes at most {shaped.MAX_ELEMENTS} elements in and out, "
                                   f"got shape {req.shape}")
     return req
+
+
+def _product(family: str, a, other) -> Request:
+    src, shape, two = str(a.dtype), tuple(a.shape), tuple(other.shape)
+    if src not in TUNED_DTYPES or a.size == 0 or a.ndim < 2 or (family == "matmul" and a.ndim != 2):
+        takes = "a matrix" if family == "matmul" else "images of 2 or more axes"
+        raise ParameterError("a", f"{family} takes {takes} of float32 or float64, got {src} {shape}")
+    name = "f" if family == "conv" else "b"
+    if str(other.dtype) != src:
+        raise ParameterError(name, f"must have the dtype of a ({src}), got {other.dtype}")
+    if family == "conv" and (len(two) != 2 or two[0] != two[1] or two[0] % 2 == 0 or not 3 <= two[0] <= 15):
+        raise ParameterError("f", f"must be a square filter of odd side 3..15 (radius v = 1..7), got shape {two}")
+    if family == "matmul" and (len(two) != 2 or two[0] != shape[1] or 0 in two):
+        raise ParameterError("b", f"must be a {shape[1]} x N matrix (a is {shape[0]} x {shape[1]}), got shape {two}")
+    return Request(family, shape, src, src, other=two)
 
 
 def _request(family: str, a, options: dict) -> Request:
@@ -114,14 +142,14 @@ def _axis(axis, ndim: int) -> int | None:
 
 
 # -- the GPU ---------------------------------------------------------------------------------------
-def on_gpu(req: Request, a, device: str | None = None):
-    """Solve ``req`` on the C-contiguous CuPy array ``a`` with the shaped kernels; a new CuPy array."""
+def on_gpu(req: Request, arrays: dict, device: str | None = None):
+    """Solve ``req`` on the C-contiguous CuPy ``arrays`` (a, and f or b) with the shaped kernels; a new
+    CuPy array."""
     import cupy as cp
 
     from .kernels import shaped
 
-    out = cp.empty(req.out_shape, req.dst)
-    return shaped.execute(plan(req, device), a, out)
+    return shaped.execute(plan(req, device), {**arrays, "out": cp.empty(req.out_shape, req.dst)})
 
 
 def plan(req: Request, device: str | None = None):
@@ -129,6 +157,8 @@ def plan(req: Request, device: str | None = None):
     from .kernels import shaped
 
     s = req.shape
+    if req.family in PRODUCTS:
+        return _product_plan(req, device)
     if req.family == "transpose":
         return shaped.transpose_plan(math.prod(s[:-2]), s[-2], s[-1], np.dtype(req.src).itemsize)
     if req.family == "sat":
@@ -142,6 +172,26 @@ def plan(req: Request, device: str | None = None):
     if inner == 1:
         return shaped.scan_plan(outer * length, length, req.src, req.dst, total)
     return _strips(outer, length, inner, req.src, req.dst, "coltotal" if total else "cols", device)
+
+
+def _product_plan(req: Request, device: str | None):
+    """The seeds' kernel on this shape, with the configuration the tables pick for the square problem of as
+    much work (its parameters do not depend on the sides)."""
+    from .kernels import conv_matmul, get
+    from .runner import choose
+
+    s, name = req.shape, f"{req.family}_hmm"
+    if req.family == "conv":
+        v, work = req.other[0] // 2, s[-2] * s[-1] * math.prod(s[:-2])
+        case = (("v", v),)
+    else:
+        v, work, case = 0, round((s[0] * s[1] * req.other[1]) ** (2 / 3)), ()
+    side = max(1, math.isqrt(work))
+    choice = choose(req.family, side * side, req.src, device, case) if device else None
+    params = get(name).check_params(choice.params if choice and choice.algorithm == name else {})
+    if req.family == "conv":
+        return conv_matmul.conv_plan(s[-2], s[-1], math.prod(s[:-2]), v, req.src, params)
+    return conv_matmul.matmul_plan(s[0], s[1], req.other[1], req.src, params)
 
 
 def _strips(images, h, w, src, dst, mode, device):
@@ -161,8 +211,16 @@ def _strip_shape(images, h, w, src, dst, mode, device):
 
 
 # -- the CPU ---------------------------------------------------------------------------------------
-def on_cpu(req: Request, a: np.ndarray) -> np.ndarray:
-    """The same result with numpy."""
+def on_cpu(req: Request, arrays: dict) -> np.ndarray:
+    """The same result with numpy (and SciPy's correlation)."""
+    a = arrays["a"]
+    if req.family == "matmul":
+        return a @ arrays["b"]
+    if req.family == "conv":
+        from scipy.ndimage import correlate
+
+        f = arrays["f"].reshape((1,) * (a.ndim - 2) + arrays["f"].shape)     # no mixing across the batch
+        return correlate(a, f, mode="constant", cval=0.0)
     if req.family == "transpose":
         return np.ascontiguousarray(np.swapaxes(a, -1, -2))
     if req.family == "sat":

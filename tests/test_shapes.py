@@ -130,3 +130,33 @@ def test_the_model_picks_a_strip_shape_from_the_measured_machine():
         plan = shaped.strips_plan(1, 4096, 4096, "float32", "float32", "sat", *shape)
         return L.run_time_ns(plan, machine, L.plan_times(plan, machine))
     assert ns(picked) == min(ns(s) for s in shaped.STRIP_SHAPES)
+
+
+def test_square_products_keep_their_one_side_entry_and_others_take_every_side():
+    """Every scalar argument costs host time at launch: a square problem passes n̄ alone, as before."""
+    from memtune.kernels import conv_matmul
+
+    conv = {"p": 256, "d": 0, "tile": 32}
+    mm = {"m": 64, "r": 4, "buffers": 2, "d": 0}
+    square = conv_matmul.conv_plan(96, 96, 1, 2, "float32", conv).launches[0]
+    assert square.function == "conv_f32_t32_v2" and [a.value for a in square.args[3:]] == [96]
+    batch = conv_matmul.conv_plan(96, 96, 3, 2, "float32", conv).launches[0]
+    assert batch.function == "conv_f32_t32_v2_shaped" and [a.value for a in batch.args[3:]] == [96, 96, 3]
+    assert batch.blocks == 3 * 3 * 3                          # 32-tiles of three 96 x 96 images
+    wide = conv_matmul.matmul_plan(64, 64, 1, "float64", mm).launches[0]
+    assert wide.function == "matmul_f64_m64_r4_b2_shaped" and [a.value for a in wide.args[3:]] == [64, 64, 1]
+    assert conv_matmul.matmul_plan(130, 7, 200, "float32", mm).launches[0].blocks == 3 * 4
+    assert conv_matmul.matmul_plan(64, 64, 64, "float32", mm).launches[0].function == "matmul_f32_m64_r4_b2"
+
+
+def test_products_of_any_sides_on_the_cpu_and_their_refusals():
+    a, f = np.arange(12, dtype=np.float32).reshape(1, 3, 4), np.zeros((3, 3), np.float32)
+    f[1, 1] = 2.0                                                             # the identity, doubled
+    assert memtune.conv(a, f).tolist() == (2 * a).tolist()
+    assert memtune.matmul(np.ones((2, 3)), np.ones((3, 4))).tolist() == [[3.0] * 4] * 2
+    for call, name in ((lambda: memtune.matmul(np.ones((2, 3)), np.ones((2, 3))), "b"),
+                       (lambda: memtune.matmul(np.ones((2, 3), np.int32), np.ones((3, 2), np.int32)), "a"),
+                       (lambda: memtune.conv(a, np.ones((3, 3))), "f")):
+        with pytest.raises(ParameterError) as err:
+            call()
+        assert err.value.name == name

@@ -38,7 +38,7 @@ def test_sat_of_any_shape_batch_and_dtype_matches_numpy(shape, src, dst, layout)
     a = _data(shape, src, np.random.default_rng())
     req = shapes.request("sat", a, {"dtype": dst, "layout": layout})
     got = memtune.sat(a, dtype=dst, layout=layout)
-    expected = shapes.on_cpu(req, a.astype(np.float64) if req.dst.startswith("float") else a)
+    expected = shapes.on_cpu(req, {"a": a.astype(np.float64) if req.dst.startswith("float") else a})
     _check(got, expected.astype(req.dst), req.dst)
     if layout == "opencv":
         assert not got[..., 0, :].any() and not got[..., :, 0].any()
@@ -56,7 +56,7 @@ def test_prefix_sums_and_sums_along_any_axis_match_numpy(family, shape, axis, sr
     a = _data(shape, src, np.random.default_rng())
     req = shapes.request(family, a, {"axis": axis})
     got = getattr(memtune, family)(a, axis=axis)
-    expected = shapes.on_cpu(req, a.astype(np.float64) if req.dst.startswith("float") else a)
+    expected = shapes.on_cpu(req, {"a": a.astype(np.float64) if req.dst.startswith("float") else a})
     _check(got, np.asarray(expected).astype(req.dst), req.dst)
 
 
@@ -98,3 +98,27 @@ def test_a_launch_reuses_the_status_words_across_calls_and_sizes():
     for shape in [(2000, 3000), (50, 60), (2000, 3000), (3, 40)] * 2:
         a = rng.integers(0, 100, size=shape, dtype=np.int32)
         _check(memtune.sat(a), np.cumsum(np.cumsum(a, 0, dtype=np.int64), 1, dtype=np.int64), "int64")
+
+
+@pytest.mark.parametrize("shape,v,dtype", [((7, 9), 1, "float32"), ((33, 70), 3, "float32"), ((2, 3, 100, 37), 2, "float64"),
+                                           ((1080, 1920), 3, "float32"), ((5, 64, 64), 7, "float64")])
+def test_convolution_of_any_image_and_batch_matches_scipy(shape, v, dtype):
+    from scipy.ndimage import correlate
+
+    rng = np.random.default_rng()
+    a, f = rng.standard_normal(shape).astype(dtype), rng.standard_normal((2 * v + 1, 2 * v + 1)).astype(dtype)
+    got = memtune.conv(a, f).get()
+    expected = correlate(a.astype(np.float64), f.astype(np.float64)[(None,) * (a.ndim - 2)], mode="constant")
+    assert got.shape == shape and got.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(got, expected, atol=1e-3 if dtype == "float32" else 1e-10)
+
+
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (3, 4, 5), (300, 400, 500), (1000, 64, 3000), (130, 1027, 7), (257, 33, 129)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_matmul_of_any_m_k_n_matches_numpy(m, k, n, dtype):
+    rng = np.random.default_rng()
+    a, b = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
+    got = memtune.matmul(a, b).get()
+    assert got.shape == (m, n) and got.dtype == np.dtype(dtype)
+    tol = 1e-3 * np.sqrt(k) if dtype == "float32" else 1e-10 * np.sqrt(k)
+    np.testing.assert_allclose(got, a.astype(np.float64) @ b.astype(np.float64), atol=tol)

@@ -1,0 +1,69 @@
+"""The same configurations under today's source of a kernel and an earlier one (a file), in one process.
+
+    git show HEAD:kernels/conv_matmul.cu > /tmp/before.cu
+    python bench/source_ab.py --before /tmp/before.cu --out bench/results/h100
+
+A source change meant to leave a kernel's speed alone (a new entry beside the old, more sides passed)
+is checked here before its table rows are carried (carry_rows.py): each configuration is timed under
+both sources in alternating rounds (a cold L2, medians of ``--repeats`` each round), so drift between
+sessions or machines cannot pass for a difference. Writes source_ab.json.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+from common import setup
+from shapes import timed
+
+# (kernel, n, dtype, case, params): small launch-bound and large bandwidth- or FMA-bound configurations
+CONFIGS = [("conv_hmm", 256 ** 2, "float32", {"v": 1}, {"p": 1024, "d": 132, "tile": 32}),
+           ("conv_hmm", 1024 ** 2, "float32", {"v": 1}, {"p": 512, "d": 528, "tile": 32}),
+           ("conv_hmm", 4096 ** 2, "float32", {"v": 3}, {"p": 256, "d": 0, "tile": 32}),
+           ("conv_hmm", 4096 ** 2, "float64", {"v": 2}, {"p": 256, "d": 0, "tile": 32}),
+           ("matmul_hmm", 256 ** 2, "float32", {}, {"m": 64, "r": 8, "buffers": 2, "d": 528}),
+           ("matmul_hmm", 1024 ** 2, "float32", {}, {"m": 128, "r": 8, "buffers": 2, "d": 132}),
+           ("matmul_hmm", 4096 ** 2, "float32", {}, {"m": 128, "r": 8, "buffers": 2, "d": 528}),
+           ("matmul_hmm", 8192 ** 2, "float32", {}, {"m": 128, "r": 8, "buffers": 2, "d": 264}),
+           ("matmul_hmm", 4096 ** 2, "float64", {}, {"m": 128, "r": 8, "buffers": 2, "d": 528})]
+ROUNDS = 4
+
+
+def main() -> int:
+    args, out = setup(__doc__, repeats=10, extra=lambda p: p.add_argument("--before", required=True,
+                                                                          help="the earlier source of the kernels' .cu file"))
+    from memtune import kernels
+    from memtune.kernels.device import register_source
+    from memtune.kernels.executor import run_plan
+
+    folder = Path(kernels.__file__).parent
+    old = {}
+    rows = []
+    for name, n, dtype, case, params in CONFIGS:
+        kernel = kernels.get(name)
+        source = kernel.plan(n, dtype, params, case).launches[-1].source
+        if source not in old:
+            old[source] = register_source(Path(args.before).read_text(), (f"-I{folder}",))
+        plan = kernel.plan(n, dtype, params, case)
+        before = dataclasses.replace(plan, launches=tuple(dataclasses.replace(x, source=old[source]) if x.source else x
+                                                          for x in plan.launches))
+        inputs = kernel.make_inputs(n, dtype, 0, **case)
+        now, then = [], []
+        for _ in range(ROUNDS):
+            now.append(timed(lambda: run_plan(plan, inputs), args.repeats))
+            then.append(timed(lambda: run_plan(before, inputs), args.repeats))
+        row = {"kernel": name, "size": n, "dtype": dtype, "case": case, "params": params,
+               "now_ms": float(np.median(now)), "before_ms": float(np.median(then)),
+               "rounds_now": now, "rounds_before": then}
+        row["ratio"] = row["now_ms"] / row["before_ms"]
+        rows.append(row)
+        print(f"{name:11s} {dtype} n={n:<10} {json.dumps(case):10s} now {row['now_ms']:.4f}  before "
+              f"{row['before_ms']:.4f} ms  ratio {row['ratio']:.3f}", flush=True)
+    (out / "source_ab.json").write_text(json.dumps({"rows": rows}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
