@@ -28,8 +28,8 @@ def main() -> int:
     from memtune.tuner.family import ALGORITHM, FAMILIES
 
     device = Device.current().name
-    path = next(p for p in lt.shipped_paths() if lt.device_matches(device, _read(p)[1][0]))
-    lines = _read(path)
+    path, lines = next((p, rows) for p, rows in ((p, _read(p)) for p in lt.shipped_paths())
+                       if lt.device_matches(device, rows[1][0]))
     head = lines[0]
     col = {name: head.index(name) for name in head}
     report = []

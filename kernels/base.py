@@ -40,10 +40,16 @@ def inverse_on_device(p, dtype):
     return q
 
 
+def status_word_bytes(dtype: str) -> int:
+    """Bytes of one status word of ``lookback.cuh`` for sums of ``dtype``: a 4-byte value shares one 64-bit
+    word with its state, an 8-byte value takes two."""
+    return 8 if np.dtype(dtype).itemsize == 4 else 16
+
+
 def lookback_arrays(words: int, dtype: str) -> dict:
-    """A ticket counter and ``words`` zeroed status words of ``lookback.cuh`` (8 bytes for float32, 16 for float64)."""
+    """A ticket counter and ``words`` zeroed status words of ``lookback.cuh``."""
     cp = cupy()
-    return {"counter": cp.zeros(1, np.uint32), "status": cp.zeros(words * (1 if dtype == "float32" else 2), np.uint64)}
+    return {"counter": cp.zeros(1, np.uint32), "status": cp.zeros(words * status_word_bytes(dtype) // 8, np.uint64)}
 
 
 def hmm_occupancy(grid: int, threads: int, limits: Limits) -> dict:

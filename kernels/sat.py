@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ..costmodel.physical.launch import Access, Array, HostValue, Launch, Plan, Scalar
-from .base import Inputs, Kernel, cdiv, cupy, dtype_of, lookback_arrays, suffix
+from .base import Inputs, Kernel, cdiv, cupy, dtype_of, lookback_arrays, status_word_bytes, suffix
 from .executor import next_epoch_launch
 from .hmm_permutation import fitting_tile, transpose_launch
 
@@ -236,7 +236,7 @@ class SAT1R1WLookback(SAT):
         e, warps, rows, nbar = np.dtype(dtype).itemsize, params["warps"], params["rows"], math.isqrt(size)
         R, C = warps * rows, 32 * 16 // e
         strips, chunks = cdiv(nbar, R), cdiv(nbar, C)
-        status = 3 * strips * nbar * (8 if e == 4 else 16)
+        status = 3 * strips * nbar * status_word_bytes(dtype)
         arrays = {**self._arrays(size, dtype), "counter": 4, "status": status}
         return Plan(arrays, (next_epoch_launch(), Launch(
             f"sat_strips_{suffix(dtype)}_w{warps}_r{rows}", strips, (W, warps),

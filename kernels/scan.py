@@ -6,7 +6,7 @@ import numpy as np
 
 from ..costmodel.errors import ParameterError
 from ..costmodel.physical.launch import Access, Array, HostValue, Launch, Plan, Scalar
-from .base import Inputs, Kernel, cdiv, cupy, dtype_of, lookback_arrays, suffix, umm_threads
+from .base import Inputs, Kernel, cdiv, cupy, dtype_of, lookback_arrays, status_word_bytes, suffix, umm_threads
 from .executor import copy_launch, next_epoch_launch
 
 SOURCE = "scan.cu"
@@ -213,7 +213,7 @@ class LookbackScan(_ScanBase):
         """One launch; a tile loads its vectors in one round, then waits one flag hop for its predecessor."""
         e = np.dtype(dtype).itemsize
         tiles = cdiv(size, self.tile(params, e))
-        status = 2 * tiles * (8 if e == 4 else 16)
+        status = 2 * tiles * status_word_bytes(dtype)
         return Plan({"a": size * e, "out": size * e, "counter": 4, "status": status},
                     (next_epoch_launch(),
                      Launch(f"scan_lookback_{suffix(dtype)}_q{params['vectors']}", tiles, params["threads"],

@@ -16,70 +16,31 @@
 //   (h+1) x (w+1) layout with a zero first row and column.
 // * transpose: the last two axes of a batch, 32 x 32 tiles through shared memory, by element size.
 //
-// Status words carry a value and its state together (epoch << 2 | kind) as lookback.cuh explains;
-// they are defined here for every output type, so this file stands alone.
+// Status words are lookback.cuh's (a value and its state, epoch << 2 | kind, travelling together);
+// integer sums travel in its float and double words bit for bit.
+#include "lookback.cuh"
 #include "select.cuh"
 
-enum { SH_AGGREGATE = 1, SH_INCLUSIVE = 2 };
+__device__ __forceinline__ float carrier(int v) { return __int_as_float(v); }
+__device__ __forceinline__ double carrier(long long v) { return __longlong_as_double(v); }
+__device__ __forceinline__ double carrier(unsigned long long v) { return __longlong_as_double((long long)v); }
+__device__ __forceinline__ void uncarry(float x, int& v) { v = __float_as_int(x); }
+__device__ __forceinline__ void uncarry(double x, long long& v) { v = __double_as_longlong(x); }
+__device__ __forceinline__ void uncarry(double x, unsigned long long& v) { v = (unsigned long long)__double_as_longlong(x); }
 
-__device__ __forceinline__ unsigned sh_code(unsigned epoch, int kind) { return (epoch << 2) | kind; }
-
-// A value's bits and back (NVRTC has no memcpy builtin), for every output type.
-__device__ __forceinline__ unsigned to_bits(float v) { return __float_as_uint(v); }
-__device__ __forceinline__ unsigned to_bits(int v) { return (unsigned)v; }
-__device__ __forceinline__ unsigned long long to_bits(double v) { return (unsigned long long)__double_as_longlong(v); }
-__device__ __forceinline__ unsigned long long to_bits(long long v) { return (unsigned long long)v; }
-__device__ __forceinline__ unsigned long long to_bits(unsigned long long v) { return v; }
-__device__ __forceinline__ void from_bits(unsigned b, float& v) { v = __uint_as_float(b); }
-__device__ __forceinline__ void from_bits(unsigned b, int& v) { v = (int)b; }
-__device__ __forceinline__ void from_bits(unsigned long long b, double& v) { v = __longlong_as_double((long long)b); }
-__device__ __forceinline__ void from_bits(unsigned long long b, long long& v) { v = (long long)b; }
-__device__ __forceinline__ void from_bits(unsigned long long b, unsigned long long& v) { v = b; }
-
-template <typename T, int BYTES = sizeof(T)> struct Word;
-
-// 4-byte values: the state in the high half of one 64-bit word, the value's bits in the low half.
-template <typename T> struct Word<T, 4> {
-    using type = unsigned long long;
-    __device__ static void put(type* p, T v, unsigned code) {
-        *(volatile type*)p = ((type)code << 32) | to_bits(v);
-    }
-    __device__ static unsigned get(const type* p, T& v) {
-        type word = *(const volatile type*)p;
-        from_bits((unsigned)word, v);
-        return (unsigned)(word >> 32);
+template <typename I, typename F> struct CarriedStatus {
+    using Word = typename Status<F>::Word;
+    __device__ static void put(Word* p, I v, unsigned code) { Status<F>::put(p, carrier(v), code); }
+    __device__ static unsigned get(const Word* p, I& v) {
+        F x;
+        const unsigned code = Status<F>::get(p, x);
+        uncarry(x, v);
+        return code;
     }
 };
-
-// 8-byte values: two 64-bit words, each the state beside half of the value; a read counts when
-// both halves carry the same state (each state is written once per launch).
-template <typename T> struct Word<T, 8> {
-    using type = ulonglong2;
-    __device__ static void put(type* p, T v, unsigned code) {
-        const unsigned long long bits = to_bits(v);
-        volatile unsigned long long* q = reinterpret_cast<volatile unsigned long long*>(p);
-        q[0] = ((unsigned long long)code << 32) | (bits >> 32);
-        q[1] = ((unsigned long long)code << 32) | (bits & 0xffffffffull);
-    }
-    __device__ static unsigned get(const type* p, T& v) {
-        const volatile unsigned long long* q = reinterpret_cast<const volatile unsigned long long*>(p);
-        unsigned long long hi, lo;
-        do { hi = q[0]; lo = q[1]; } while ((hi >> 32) != (lo >> 32));
-        from_bits((hi << 32) | (lo & 0xffffffffull), v);
-        return (unsigned)(hi >> 32);
-    }
-};
-
-// Spin (backing off) until the word belongs to this launch; its kind, and its value in v.
-template <typename T>
-__device__ __forceinline__ unsigned await_word(const typename Word<T>::type* p, unsigned epoch, T& v) {
-    unsigned code = Word<T>::get(p, v);
-    for (unsigned pause = 32; (code >> 2) != epoch; pause = min(pause * 2, 1024u)) {
-        __nanosleep(pause);
-        code = Word<T>::get(p, v);
-    }
-    return code & 3u;
-}
+template <> struct Status<int> : CarriedStatus<int, float> {};
+template <> struct Status<long long> : CarriedStatus<long long, double> {};
+template <> struct Status<unsigned long long> : CarriedStatus<unsigned long long, double> {};
 
 template <typename T>
 __device__ __forceinline__ T warp_sum(T x) {
@@ -107,15 +68,15 @@ __device__ __forceinline__ void warp_segmented_scan(bool& head, OUT& value) {
 // nearest inclusive word (a tile holding a row start publishes one at once, so the walk never
 // leaves the row).
 template <typename OUT>
-__device__ OUT look_back_tiles(const typename Word<OUT>::type* status, long long tile, unsigned epoch) {
+__device__ OUT look_back_tiles(const typename Status<OUT>::Word* status, long long tile, unsigned epoch) {
     const int lane = threadIdx.x & 31;
     OUT before = 0;
     for (long long p = tile - 1; p >= 0; p -= 32) {
         const long long q = p - lane;
         OUT v = 0;
-        unsigned kind = SH_INCLUSIVE;            // before the first tile: nothing, and stop
-        if (q >= 0) kind = await_word<OUT>(status + q, epoch, v);
-        const unsigned stops = __ballot_sync(0xffffffffu, kind == SH_INCLUSIVE);
+        unsigned kind = INCLUSIVE;            // before the first tile: nothing, and stop
+        if (q >= 0) kind = (unsigned)wait_status<OUT>(status + q, epoch, v);
+        const unsigned stops = __ballot_sync(0xffffffffu, kind == INCLUSIVE);
         const int stop = stops ? __ffs(stops) - 1 : 31;
         before += warp_sum<OUT>(lane <= stop ? v : OUT(0));
         if (stops) break;
@@ -125,7 +86,7 @@ __device__ OUT look_back_tiles(const typename Word<OUT>::type* status, long long
 
 template <typename IN, typename OUT, int THREADS, int V, bool TOTAL>
 __device__ void segmented_scan(const IN* __restrict__ a, OUT* __restrict__ b, long long n, long long len,
-                               unsigned* ticket, typename Word<OUT>::type* status, unsigned epoch) {
+                               unsigned* ticket, typename Status<OUT>::Word* status, unsigned epoch) {
     constexpr int WARPS = THREADS / 32, TILE = THREADS * V;
     __shared__ OUT stage[WARPS][32 * V + V];      // the warp's elements, striped <-> blocked
     __shared__ OUT warp_value[WARPS];
@@ -185,7 +146,7 @@ __device__ void segmented_scan(const IN* __restrict__ a, OUT* __restrict__ b, lo
             agg = warp_head[w] ? warp_value[w] : agg + warp_value[w];
             tile_head = tile_head || warp_head[w];
         }
-        Word<OUT>::put(status + tile, agg, sh_code(epoch, tile_head || tile == 0 ? SH_INCLUSIVE : SH_AGGREGATE));
+        Status<OUT>::put(status + tile, agg, status_code(epoch, tile_head || tile == 0 ? INCLUSIVE : AGGREGATE));
         tile_agg = agg;
         tile_known = tile_head;
     }
@@ -194,7 +155,7 @@ __device__ void segmented_scan(const IN* __restrict__ a, OUT* __restrict__ b, lo
         const bool need = tile > 0 && base % len != 0;
         const OUT before = need ? look_back_tiles<OUT>(status, tile, epoch) : OUT(0);
         if (lane == 0) {
-            if (need && !tile_known) Word<OUT>::put(status + tile, before + tile_agg, sh_code(epoch, SH_INCLUSIVE));
+            if (need && !tile_known) Status<OUT>::put(status + tile, before + tile_agg, status_code(epoch, INCLUSIVE));
             carry_in = before;
         }
     }
@@ -258,21 +219,21 @@ __device__ __forceinline__ void prefix_rows(OUT (&v)[RPW][V], OUT (&carry)[RPW])
 
 // Warp 0: the column sums above this strip (inside its image), one strip of words at a time.
 template <typename OUT, int V>
-__device__ void look_back_strips(const typename Word<OUT>::type* status, OUT (&above)[V], long long strip,
+__device__ void look_back_strips(const typename Status<OUT>::Word* status, OUT (&above)[V], long long strip,
                                  int local, int w, int col, unsigned epoch) {
     bool done[V], all = true;
 #pragma unroll
     for (int k = 0; k < V; ++k) { above[k] = 0; done[k] = col + k * 32 >= w || local == 0; all = all && done[k]; }
     for (long long s = strip - 1; !all; --s) {
-        const typename Word<OUT>::type* row = status + s * w + col;
+        const typename Status<OUT>::Word* row = status + s * w + col;
         all = true;
 #pragma unroll
         for (int k = 0; k < V; ++k) {
             if (done[k]) continue;
             OUT x;
-            const unsigned kind = await_word<OUT>(row + k * 32, epoch, x);
+            const unsigned kind = (unsigned)wait_status<OUT>(row + k * 32, epoch, x);
             above[k] += x;
-            done[k] = kind == SH_INCLUSIVE;
+            done[k] = kind == INCLUSIVE;
             all = all && done[k];
         }
     }
@@ -280,7 +241,7 @@ __device__ void look_back_strips(const typename Word<OUT>::type* status, OUT (&a
 
 template <typename IN, typename OUT, int WARPS, int RPW, bool ROWS, bool COLS, bool TOTAL, int PAD>
 __device__ void strips(const IN* __restrict__ a, OUT* __restrict__ b, int h, int w, int per_image,
-                       unsigned* ticket, typename Word<OUT>::type* status, unsigned epoch) {
+                       unsigned* ticket, typename Status<OUT>::Word* status, unsigned epoch) {
     constexpr int V = 4, C = 32 * V;
     __shared__ OUT band[WARPS][C];
     __shared__ OUT above_s[C];
@@ -292,7 +253,7 @@ __device__ void strips(const IN* __restrict__ a, OUT* __restrict__ b, int h, int
     const int local = (int)(strip % per_image), row = local * WARPS * RPW + warp * RPW;
     const IN* src = a + image * (long long)h * w;
     OUT* dst = b + image * (long long)(h + PAD) * (w + PAD);
-    typename Word<OUT>::type* own = status + strip * w;
+    typename Status<OUT>::Word* own = status + strip * w;
     if (PAD && !TOTAL) {                           // OpenCV's zero first row and column
         if (local == 0 && warp == 0)
             for (int c = lane; c <= w; c += 32) dst[c] = OUT(0);
@@ -335,14 +296,14 @@ __device__ void strips(const IN* __restrict__ a, OUT* __restrict__ b, int h, int
 #pragma unroll
                 for (int k = 0; k < V; ++k)
                     if (col + k * 32 < w)
-                        Word<OUT>::put(own + col + k * 32, agg[k], sh_code(epoch, local == 0 ? SH_INCLUSIVE : SH_AGGREGATE));
+                        Status<OUT>::put(own + col + k * 32, agg[k], status_code(epoch, local == 0 ? INCLUSIVE : AGGREGATE));
                 OUT above[V];
                 look_back_strips<OUT, V>(status, above, strip, local, w, col, epoch);
 #pragma unroll
                 for (int k = 0; k < V; ++k) {
                     above_s[k * 32 + lane] = above[k];
                     if (local > 0 && col + k * 32 < w)
-                        Word<OUT>::put(own + col + k * 32, above[k] + agg[k], sh_code(epoch, SH_INCLUSIVE));
+                        Status<OUT>::put(own + col + k * 32, above[k] + agg[k], status_code(epoch, INCLUSIVE));
                     if (TOTAL && local == per_image - 1 && col + k * 32 < w)
                         b[image * (long long)w + col + k * 32] = above[k] + agg[k];
                 }
@@ -399,13 +360,13 @@ __device__ void transpose(const E* __restrict__ a, E* __restrict__ b, int h, int
 // ---- instances --------------------------------------------------------------------------------
 template <bool WANT, typename IN, typename OUT, int THREADS, int V, bool TOTAL>
 __device__ __forceinline__ void segmented_scan_if(const IN* a, OUT* b, long long n, long long len, unsigned* t,
-                                                  typename Word<OUT>::type* s, unsigned e) {
+                                                  typename Status<OUT>::Word* s, unsigned e) {
     if constexpr (WANT) segmented_scan<IN, OUT, THREADS, V, TOTAL>(a, b, n, len, t, s, e);
 }
 
 template <bool WANT, typename IN, typename OUT, int WARPS, int RPW, bool ROWS, bool COLS, bool TOTAL, int PAD>
 __device__ __forceinline__ void strips_if(const IN* a, OUT* b, int h, int w, int per, unsigned* t,
-                                          typename Word<OUT>::type* s, unsigned e) {
+                                          typename Status<OUT>::Word* s, unsigned e) {
     if constexpr (WANT) strips<IN, OUT, WARPS, RPW, ROWS, COLS, TOTAL, PAD>(a, b, h, w, per, t, s, e);
 }
 
@@ -418,14 +379,14 @@ __device__ __forceinline__ void transpose_if(const E* a, E* b, int h, int w, lon
 #define SEGSCAN(IN, SI, OUT, SO, MODE, TOTAL)                                                          \
     extern "C" __global__ void __launch_bounds__(256)                                                 \
     segmented_scan_##SI##_##SO##_##MODE(const IN* a, OUT* b, long long n, long long len, unsigned* t,  \
-                                        Word<OUT>::type* s, unsigned e) {                             \
+                                        Status<OUT>::Word* s, unsigned e) {                             \
         segmented_scan_if<MEMTUNE_WANTS(segmented_scan_##SI##_##SO##_##MODE), IN, OUT, 256, 64 / sizeof(OUT), TOTAL>(a, b, n, len, t, s, e); }
 
 // strips_<in>_<out>_<sat|satpad|cols|coltotal>_w<WARPS>_r<RPW>
 #define STRIP(IN, SI, OUT, SO, MODE, ROWS, COLS, TOTAL, PAD, WARPS, RPW)                              \
     extern "C" __global__ void __launch_bounds__(32 * WARPS)                                          \
     strips_##SI##_##SO##_##MODE##_w##WARPS##_r##RPW(const IN* a, OUT* b, int h, int w, int per,       \
-                                                    unsigned* t, Word<OUT>::type* s, unsigned e) {    \
+                                                    unsigned* t, Status<OUT>::Word* s, unsigned e) {    \
         strips_if<MEMTUNE_WANTS(strips_##SI##_##SO##_##MODE##_w##WARPS##_r##RPW), IN, OUT, WARPS, RPW,  \
                   ROWS, COLS, TOTAL, PAD>(a, b, h, w, per, t, s, e); }
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..costmodel.errors import ParameterError
 from ..costmodel.physical.launch import Access, Array, HostValue, Launch, Plan, Scalar
-from .base import Inputs, cdiv
+from .base import Inputs, cdiv, status_word_bytes
 from .executor import next_epoch_launch, run_plan
 
 SOURCE = "shaped.cu"
@@ -63,10 +63,6 @@ def _is_dtype(x) -> bool:
         return False
 
 
-def _word_bytes(dtype: str) -> int:
-    return 8 if np.dtype(dtype).itemsize == 4 else 16
-
-
 def _check_elements(n: int) -> None:
     if n > MAX_ELEMENTS:
         raise ParameterError("a", f"takes at most {MAX_ELEMENTS} elements, got {n}")
@@ -80,7 +76,7 @@ def scan_plan(n: int, length: int, src: str, dst: str, total: bool) -> Plan:
     per_thread = SCAN_BYTES // eout
     tiles = cdiv(n, SCAN_THREADS * per_thread)
     written = n // length if total else n
-    status = tiles * _word_bytes(dst)
+    status = tiles * status_word_bytes(dst)
     mode = "total" if total else "scan"
     arrays = {"a": n * ein, "out": written * eout, "counter": 4, "status": status}
     return Plan(arrays, (next_epoch_launch(), Launch(
@@ -100,7 +96,7 @@ def strips_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warp
     strips, chunks = images * per_image, cdiv(w, CHUNK)
     ein, eout, n = np.dtype(src).itemsize, np.dtype(dst).itemsize, images * h * w
     written = {"coltotal": images * w, "satpad": images * (h + 1) * (w + 1)}.get(mode, n)
-    status = strips * w * _word_bytes(dst)
+    status = strips * w * status_word_bytes(dst)
     arrays = {"a": n * ein, "out": written * eout, "counter": 4, "status": status}
     shuffles = 5 * (rows * 4 if mode.startswith("sat") else 0)        # a warp scan per row and column group
     return Plan(arrays, (next_epoch_launch(), Launch(

@@ -103,8 +103,9 @@ def _choose(family: str, size: int, dtype: str, device: str, case: tuple) -> Cho
 
 
 def forget() -> None:
-    """Forget the remembered choices (after new tuning in this process)."""
+    """Forget the remembered choices and the plans made from them (after new tuning in this process)."""
     _choose.cache_clear()
+    shapes.plan.cache_clear()
 
 
 def _arrays(family: str, arrays: tuple) -> dict:

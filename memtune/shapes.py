@@ -53,14 +53,12 @@ class Request:
         in its own type."""
         if self.src not in TUNED_DTYPES or self.dst != self.src or self.layout != "same":
             return False
+        if self.family in ("prefix_sums", "sum"):
+            return len(self.shape) == 1 or self.axis is None     # no axis: the flattened array, a vector
         square = len(self.shape) == 2 and self.shape[0] == self.shape[1]
         if self.family == "matmul":
-            return square and self.other == self.shape
-        if self.family in ("sat", "conv"):
-            return square
-        if self.family == "transpose":
-            return square and self.shape[0] % 32 == 0       # the seeds' transposes move whole 32 x 32 tiles
-        return len(self.shape) == 1 or self.axis is None     # no axis: the flattened array, a vector
+            square = square and self.other == self.shape
+        return square and _takes_side(self.family, self.shape[0])
 
     @property
     def out_shape(self) -> tuple:
@@ -76,6 +74,16 @@ class Request:
         if self.axis is None:
             return (math.prod(s),) if self.family == "prefix_sums" else ()
         return s if self.family == "prefix_sums" else s[:self.axis] + s[self.axis + 1:]
+
+
+@functools.lru_cache(maxsize=None)
+def _takes_side(family: str, side: int) -> bool:
+    """Whether some tuned algorithm of the family takes an n̄ x n̄ problem of this side (the seeds'
+    transposes move whole 32 x 32 tiles)."""
+    from .kernels import get
+    from .tuner.family import FAMILIES
+
+    return any(side % get(name).side_multiple == 0 for name in FAMILIES[family].algorithms)
 
 
 def request(family: str, a, options: dict, other=None) -> Request:
@@ -152,6 +160,7 @@ def on_gpu(req: Request, arrays: dict, device: str | None = None):
     return shaped.execute(plan(req, device), {**arrays, "out": cp.empty(req.out_shape, req.dst)})
 
 
+@functools.lru_cache(maxsize=256)
 def plan(req: Request, device: str | None = None):
     """The launch plan that solves ``req`` (on ``device``'s physical model the strip shape is the fastest)."""
     from .kernels import shaped
@@ -196,18 +205,11 @@ def _product_plan(req: Request, device: str | None):
 
 def _strips(images, h, w, src, dst, mode, device):
     from .kernels import shaped
-
-    warps, rows = _strip_shape(images, h, w, src, dst, mode, device)
-    return shaped.strips_plan(images, h, w, src, dst, mode, warps, rows)
-
-
-@functools.lru_cache(maxsize=512)
-def _strip_shape(images, h, w, src, dst, mode, device):
-    from .kernels import shaped
     from .tuner import load_model
 
     machine = getattr(load_model(device), "machine", None) if device else None
-    return shaped.pick_strips(images, h, w, src, dst, mode, machine)
+    warps, rows = shaped.pick_strips(images, h, w, src, dst, mode, machine)
+    return shaped.strips_plan(images, h, w, src, dst, mode, warps, rows)
 
 
 # -- the CPU ---------------------------------------------------------------------------------------
