@@ -1,10 +1,12 @@
 """CONV-HMM and MUL-HMM beside CuPy's convolutions and cuBLAS, and the HMM paper's Figs 3-6 sweeps (GPU).
 
-Goals (H100): 4096^2 float32 convolution, v = 1, 3, 7, at the best (p, tile) >= 2x faster than
-``cupyx.scipy.ndimage.convolve``; float32 matmul >= 75 % of cuBLAS SGEMM's rate (TF32 off, CuPy's
-default) at 4096 and >= 70 % at 8192, over every (m, r, buffers) of the space; the sweeps of
-Figs 3-6 on 1024^2 with the measured knee in d beside the model's wL <= dp.
-Run: ``python bench/conv_matmul.py [--out DIR]``.
+Goals (H100): 4096^2 convolution, 3 x 3 to 7 x 7 filters (v = 1..3; v = 7 shown too), float32 and float64,
+at the best (p, tile, r) of the space within 2x the device copy of the image, and ahead of
+``cupyx.scipy.ndimage.convolve`` (and cuDNN, where CuPy has it) at every ladder side 256 .. 16384; float32
+matmul >= 75 % of cuBLAS SGEMM's rate (TF32 off, CuPy's default) at 4096 and >= 70 % at 8192, over every
+(m, r, buffers) of the space; the sweeps of Figs 3-6 on 1024^2 with the measured knee in d beside the
+model's wL <= dp.
+Run: ``python bench/conv_matmul.py [--out DIR] [--headline-only | --conv-only]``.
 """
 from __future__ import annotations
 
@@ -25,19 +27,59 @@ def best_of(kernel, inputs, grid, repeats):
     return min(rows, key=lambda r: r["median_ms"]), rows
 
 
+CONV_GRID = [{"p": p, "tile": t, "r": r} for p in (64, 128, 256, 512, 1024) for t in (32, 64) for r in (1, 2, 4, 8, 16)
+             if p * r <= 2048 and p <= t * t // r]
+
+
+def conv_headline(repeats):
+    """The best of CONV_GRID at 4096^2 against the copy of the image and the peers, both dtypes."""
+    conv, copy, rows, out = kernels.get("conv_hmm"), kernels.get("cupy_copy"), [], {}
+    for dtype in ("float32", "float64"):
+        moved = measure(copy, copy.make_inputs(4096 * 4096, dtype, 1), repeats=repeats)
+        for v in (1, 2, 3, 7):
+            inputs = conv.make_inputs(4096 * 4096, dtype, 1, v=v)
+            ours, all_rows = best_of(conv, inputs, CONV_GRID, repeats)
+            err = relative_error(conv, inputs, **ours["params"])
+            assert err < (1e-5 if dtype == "float32" else 1e-12), err
+            peers = {name: measure(kernels.get(name), inputs, repeats=repeats)
+                     for name in ("cupy_ndimage_convolve", "cupy_signal_convolve2d", *cudnn_peer())}
+            rows += all_rows + list(peers.values()) + [moved]
+            out[f"conv {dtype} v={v}"] = {
+                "ours_ms": ours["median_ms"], "params": ours["params"], "copy_ms": moved["median_ms"],
+                "over_copy": ours["median_ms"] / moved["median_ms"], "relative_error": err,
+                **{f"{name}_ms": row["median_ms"] for name, row in peers.items()},
+                "ndimage_over_ours": peers["cupy_ndimage_convolve"]["median_ms"] / ours["median_ms"]}
+            del inputs
+    return out, rows
+
+
+def conv_sizes(repeats):
+    """At every ladder side, float32, v = 1..3: the best of a small grid (the column tiles) against
+    ndimage (and cuDNN); ``ahead`` where ours is faster."""
+    conv, out, rows = kernels.get("conv_hmm"), [], []
+    grid = [q for q in CONV_GRID if q["r"] >= 4 and q["p"] in (64, 128, 256)] + [{"p": 256, "tile": 32, "r": 1}]
+    for side in (256, 512, 1024, 2048, 4096, 8192, 16384):
+        for v in (1, 2, 3):
+            inputs = conv.make_inputs(side * side, "float32", 2, v=v)
+            ours, all_rows = best_of(conv, inputs, [{**q, "d": d} for q in grid for d in (0, 264)], repeats)
+            peers = {name: measure(kernels.get(name), inputs, repeats=repeats)
+                     for name in ("cupy_ndimage_convolve", *cudnn_peer())}
+            rows += all_rows + list(peers.values())
+            best_peer = min(row["median_ms"] for row in peers.values())
+            out.append({"side": side, "v": v, "ours_ms": ours["median_ms"], "params": ours["params"],
+                        **{f"{name}_ms": row["median_ms"] for name, row in peers.items()},
+                        "best_peer_over_ours": best_peer / ours["median_ms"], "ahead": best_peer > ours["median_ms"]})
+            print(out[-1], flush=True)
+            del inputs
+    return out, rows
+
+
+def cudnn_peer() -> tuple[str, ...]:
+    return ("cudnn_convolve",) if "cudnn_convolve" in kernels.KERNELS else ()
+
+
 def headline(repeats):
-    conv, rows = kernels.get("conv_hmm"), []
-    out = {}
-    for v in (1, 3, 7):
-        inputs = conv.make_inputs(4096 * 4096, "float32", 1, v=v)
-        assert relative_error(conv, inputs) < 1e-5
-        ours, all_rows = best_of(conv, inputs, [{"p": p, "tile": t} for p in (128, 256, 512, 1024) for t in (32, 64)],
-                                 repeats)
-        nd = measure(kernels.get("cupy_ndimage_convolve"), inputs, repeats=repeats)
-        sig = measure(kernels.get("cupy_signal_convolve2d"), inputs, repeats=repeats)
-        rows += all_rows + [nd, sig]
-        out[f"conv v={v}"] = {"ours_ms": ours["median_ms"], "params": ours["params"], "ndimage_ms": nd["median_ms"],
-                              "convolve2d_ms": sig["median_ms"], "ndimage_over_ours": nd["median_ms"] / ours["median_ms"]}
+    out, rows = conv_headline(repeats)
     mm = kernels.get("matmul_hmm")
     grid = [{"m": m, "r": r, "buffers": b} for m, r in sorted(kernels.conv_matmul.MATMUL_TILES) for b in (1, 2)]
     for nbar in (4096, 8192):
@@ -82,9 +124,18 @@ def knees(df, by, threads_of, preset):
 
 
 def main() -> None:
-    args, out = setup(__doc__, extra=lambda p: p.add_argument("--headline-only", action="store_true",
-                                                               help="leave out the sweeps of Figs 3-6"))
+    args, out = setup(__doc__, extra=lambda p: (
+        p.add_argument("--headline-only", action="store_true", help="leave out the sweeps of Figs 3-6"),
+        p.add_argument("--conv-only", action="store_true", help="the convolution against the copy, at every side")))
     preset = load_preset("h100")
+    if args.conv_only:
+        summary, rows = conv_headline(args.repeats)
+        sizes, size_rows = conv_sizes(args.repeats)
+        summary["every side"] = sizes
+        pd.DataFrame(rows + size_rows).to_csv(out / "conv_headline.csv", index=False)
+        print(json.dumps({k: v for k, v in summary.items() if k != "every side"}, indent=1, default=str))
+        (out / "conv_summary.json").write_text(json.dumps(summary, indent=1, default=str))
+        return
     summary, rows = headline(args.repeats)
     rows.to_csv(out / "conv_matmul_headline.csv", index=False)
     print(json.dumps(summary, indent=1, default=str))

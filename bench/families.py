@@ -1,7 +1,7 @@
 """Family studies on the GPU: for each of the seven families at one size, one measured study over
 every algorithm and CuPy's own operation (``memtune tune <family>``), and what it found.
 
-    python bench/families.py --out bench/results/h100 --trials 15
+    python bench/families.py --out bench/results/h100 --trials 15 [--family conv]
 
 Writes ``families.csv`` (the studies' lookup table: each family's best and each candidate's best,
 the input of ``bench/build_tables.py``), ``families.json`` (per family: the pick, its time, the peer's,
@@ -52,15 +52,21 @@ def markdown(rows, device) -> str:
 
 
 def main() -> int:
-    args, out = setup(__doc__, repeats=20, extra=lambda p: p.add_argument("--trials", type=int, default=15))
+    args, out = setup(__doc__, repeats=20, extra=lambda p: (
+        p.add_argument("--trials", type=int, default=15),
+        p.add_argument("--family", nargs="+", help="study only these; the others' rows are kept from families.json")))
     from memtune.kernels.timing import Device
 
-    rows = []
+    kept = json.loads((out / "families.json").read_text()) if args.family else []
+    rows = {r["family"]: r for r in kept}
     for family, n, case in PROBLEMS:
+        if args.family and family not in args.family:
+            continue
         row = study(family, n, case, args.trials, args.repeats, out)
         print(f"{family:12s} n={n:<10d} {row['algorithm']:30s} {row['best_ms']:.4f} ms  peer {row['peer_ms']} ms  "
               f"best at run {row['best_at_run']}/{row['runs']}  {row['wall_s']:.0f} s", flush=True)
-        rows.append(row)
+        rows[family] = row
+    rows = [rows[family] for family, _, _ in PROBLEMS if family in rows]
     (out / "families.json").write_text(json.dumps(rows, indent=1, default=str) + "\n")
     (out / "families.md").write_text(markdown(rows, Device.current().name))
     return 0

@@ -5,7 +5,8 @@ For every family at three sizes no table recorded, the lookup's answer on the gi
 first (``offladder_answers.json``); then every configuration of every algorithm, and CuPy's own
 operations, are measured (``offladder_grid.csv``; output checked against numpy, medians of
 ``--repeats``); ``offladder.json`` holds, per case, the answer's measured time over the best's.
-Run: ``python bench/offladder.py --table tuner/tables/<device>.csv [--out DIR] [--repeats R]``.
+Run: ``python bench/offladder.py --table tuner/tables/<device>.csv [--out DIR] [--repeats R] [--family F ...]``
+(``--family``: only those families' cases, after their rows were rebuilt).
 
 A grid's minimum over hundreds of noisy medians is biased low (the luckiest of them), and at a few
 microseconds 5 % is below one run's jitter. ``--recheck DIR`` measures again, in one process, the answer
@@ -36,9 +37,9 @@ TIME_LIMIT_MS = 200.0
 TOP = 5
 
 
-def answers(table, device: str) -> list[dict]:
+def answers(table, device: str, cases) -> list[dict]:
     out = []
-    for family, size, case in CASES:
+    for family, size, case in cases:
         problem = family_problem(family, size, "float32", **case)
         answer = tuner.lookup(problem, table, tuner.load_model(device), device, shipped=False)
         out.append({"family": family, "size": size, "case": case, "answer": answer.params, "source": answer.source,
@@ -124,6 +125,7 @@ def main() -> None:
         p.add_argument("--table")
         p.add_argument("--recheck", type=Path, help="a folder of an earlier run: re-measure its answers and bests")
         p.add_argument("--rounds", type=int, default=7)
+        p.add_argument("--family", nargs="+", help="only these families' cases")
 
     args, out = setup(__doc__, repeats=10, extra=extra)
     from memtune.kernels.timing import Device
@@ -134,10 +136,11 @@ def main() -> None:
         raise SystemExit("offladder.py: --table or --recheck is required")
     device = Device.current().name
     table = tuner.LookupTable.read(args.table, must_exist=True)
-    answered = answers(table, device)
+    cases = [c for c in CASES if not args.family or c[0] in args.family]
+    answered = answers(table, device, cases)
     (out / "offladder_answers.json").write_text(json.dumps(answered, indent=1))
     rows, started = [], time.perf_counter()
-    for family, size, case in CASES:
+    for family, size, case in cases:
         rows += grid(family, size, case, args.repeats, device)
         print(f"{family} n={size}: {len(rows)} rows, {time.perf_counter() - started:.0f} s", flush=True)
         pd.DataFrame(rows).to_csv(out / "offladder_grid.csv", index=False)

@@ -31,25 +31,28 @@ def _entry(square: bool, *sides: int) -> tuple[str, tuple]:
 
 def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> Plan:
     """``count`` h x w images (a square problem: n̄, n̄, 1). A tile with its halo into shared memory in one
-    round; each output reads (2v+1)^2 taps from shared memory, the window conflict-free and the filter
-    broadcast: two wavefronts a tap a warp."""
+    round; a thread's column of r outputs reads, for each of the 2v + 1 filter columns, the r + 2v inputs
+    below it (conflict-free) and that column's 2v + 1 taps (a broadcast): one wavefront each a warp, so
+    r = 1 is CONV-DMM's two a tap."""
     e, size = np.dtype(dtype).itemsize, h * w * count
-    p, tile = params["p"], params["tile"]
+    p, tile, r = params["p"], params["tile"], params["r"]
     tiles = cdiv(h, tile) * cdiv(w, tile) * count
     grid = params["d"] or tiles
     per_block = tiles / grid
-    taps, halo = (2 * v + 1) ** 2, (tile + 2 * v) ** 2
+    k = 2 * v + 1
+    taps, halo, columns = k * k, (tile + 2 * v) ** 2, tile * tile // r
+    reads = k * (r + 2 * v) + taps          # a column's shared reads
     wide = max(1, e // 4)
     entry, sides = _entry(h == w and count == 1, h, w, count)
     return Plan({"a": size * e, "f": taps * e, "out": size * e},
-                (Launch(f"conv_{suffix(dtype)}_t{tile}_v{v}{entry}", grid, p, dynamic_shared=(halo + taps) * e,
+                (Launch(f"conv_{suffix(dtype)}_t{tile}_v{v}_r{r}{entry}", grid, p, dynamic_shared=(halo + taps) * e,
                         args=(Array("a"), Array("f"), Array("out"), *sides),
                         accesses=(Access("a", size * e), Access("a", tiles * (halo - tile * tile) * e, cached=True),
                                   Access("out", size * e, write=True)),
                         rounds=per_block * cdiv(halo, p), shared_wavefronts=per_block * wide * (
-                            cdiv(halo, 32) + 2 * taps * cdiv(tile * tile, 32)),
-                        shared_rounds=per_block * cdiv(tile * tile, p) * taps, flops=per_block * 2 * taps * tile * tile,
-                        fp64=dtype == "float64", source=SOURCE),))
+                            cdiv(halo, 32) + reads * cdiv(columns, 32)),
+                        shared_rounds=per_block * cdiv(columns, p) * reads / 2,
+                        flops=per_block * 2 * taps * tile * tile, fp64=dtype == "float64", source=SOURCE),))
 
 
 def matmul_plan(rows: int, inner: int, cols: int, dtype: str, params: dict) -> Plan:
@@ -92,7 +95,8 @@ def matmul_plan(rows: int, inner: int, cols: int, dtype: str, params: dict) -> P
 
 
 class Convolution(Kernel):
-    """c(i, j) = sum_{s,t=-v..v} a(i+s, j+t) f(v+s, v+t), zero outside the n̄ x n̄ image (002 §III).
+    """c(i, j) = sum_{s,t=-v..v} a(i+s, j+t) f(v+s, v+t), zero outside the n̄ x n̄ image (002 §III), a
+    thread computing a column of ``r`` outputs (r = 1: the paper's one output a thread).
 
     This is a correlation, as 002 defines it; ``cupyx.scipy.ndimage.convolve`` with the
     flipped filter computes the same image.
@@ -101,8 +105,9 @@ class Convolution(Kernel):
     name = "conv_hmm"
     chapter = "conv_matmul"
     square = True
-    tunables = {"p": (32, 64, 128, 256, 512, 1024), "d": GRID, "tile": (32, 64)}
-    defaults = {"p": 256, "d": 0, "tile": 32}
+    tunables = {"p": (32, 64, 128, 256, 512, 1024), "d": GRID, "tile": (32, 64), "r": (1, 2, 4, 8, 16)}
+    defaults = {"p": 256, "d": 0, "tile": 32, "r": 1}
+    restrictions = ("p * r <= 2048",)   # the kernel's launch bound: a column of r outputs holds 2r + 2v registers
     threads = "p"
     shared = "((tile + 2 * v) ** 2 + (2 * v + 1) ** 2) * itemsize"
     default_case = {"v": 3}

@@ -29,7 +29,7 @@ def test_every_cu_compiles(cu, arch, tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed on this machine")
-@pytest.mark.parametrize("wanted", ["matmul_f32_m128_r8_b2", "conv_f64_t64_v3"])
+@pytest.mark.parametrize("wanted", ["matmul_f32_m128_r8_b2", "conv_f64_t64_v3_r8"])
 def test_one_kernel_of_a_selecting_file_is_compiled_and_the_rest_are_empty(wanted, tmp_path):
     src = resources.files("memtune.kernels").joinpath("conv_matmul.cu")
     proc = subprocess.run(["nvcc", "-std=c++17", "--cubin", "-arch=sm_90", f"-DMEMTUNE_ONLY={wanted}", "-Xptxas", "-v",
@@ -37,7 +37,7 @@ def test_one_kernel_of_a_selecting_file_is_compiled_and_the_rest_are_empty(wante
     assert proc.returncode == 0, proc.stderr
     entries = re.findall(r"Compiling entry function '(\w+)'", proc.stderr)
     barriers = re.findall(r"used (\d+) barriers", proc.stderr)
-    assert len(entries) == len(barriers) == 120           # every symbol is still there for get_function
+    assert len(entries) == len(barriers) == 2 * (2 * 2 * 7 * 5 + 2 * 16)   # (conv: dtypes, tiles, radii, r; 16 matmuls a dtype) x 2 entries: every symbol is still there
     with_body = [e for e, b in zip(entries, barriers) if b != "0"]
     assert with_body == [wanted]                          # only the wanted kernel has its body (its barrier)
 
@@ -71,6 +71,7 @@ def test_registry_names_follow_the_costmodel():
     ("dmm_copy", {"threads": 64}, "threads"),
     ("matmul_hmm", {"m": 32, "r": 8}, "r"),
     ("conv_hmm", {"p": 48}, "p"),
+    ("conv_hmm", {"p": 256, "r": 16}, "r"),          # over the launch bound: 2048 / r threads
 ])
 def test_bad_parameters_are_rejected_before_any_gpu_work(name, params, bad):
     with pytest.raises(ParameterError) as err:
@@ -121,3 +122,18 @@ def test_the_default_reference_sample_indexes_the_whole_reference():
     flat, got = kernels.get("hmm_transpose").reference_sample(inputs, nbar * nbar, 100, np.random.default_rng(2))
     assert flat.size == 100 and np.unique(flat).size == 100 and np.all(np.diff(flat) > 0)
     np.testing.assert_array_equal(got, a.reshape(nbar, nbar).T.ravel()[flat].astype(np.float64))
+
+
+@pytest.mark.parametrize("v,r", [(1, 1), (3, 1), (3, 8), (7, 16)])
+def test_a_column_of_r_outputs_reads_each_input_once_per_filter_column(v, r):
+    """Shared reads a warp makes for one 64-tile of 64 x 64 outputs: the halo's stores, then per column of
+    r outputs (2v+1)(r+2v) window reads and (2v+1)^2 taps; r = 1 is CONV-DMM's two reads a tap."""
+    from memtune.kernels.conv_matmul import conv_plan
+
+    launch = conv_plan(64, 64, 1, v, "float32", {"p": 128, "d": 0, "tile": 64, "r": r}).launches[0]
+    halo = -(-(64 + 2 * v) ** 2 // 32)
+    reads = {(1, 1): 18, (3, 1): 98, (3, 8): 7 * 14 + 49, (7, 16): 15 * 30 + 225}[(v, r)]
+    assert launch.shared_wavefronts == halo + reads * (64 * 64 // r // 32)
+    assert launch.function == f"conv_f32_t64_v{v}_r{r}" and launch.blocks == 1
+    double = conv_plan(64, 64, 1, v, "float64", {"p": 128, "d": 0, "tile": 64, "r": r}).launches[0]
+    assert double.shared_wavefronts == 2 * launch.shared_wavefronts      # 8-byte words: two wavefronts a warp

@@ -114,7 +114,8 @@ def test_conv_hmm(v, nbar, dtype):
     k = kernels.get("conv_hmm")
     for seed in (1, 2):
         inputs = k.make_inputs(nbar * nbar, dtype, seed, v=v)
-        for params in ({}, {"p": 1024, "tile": 64}, {"p": 32, "d": 8}):
+        for params in ({}, {"p": 1024, "tile": 64}, {"p": 32, "d": 8}, {"p": 64, "tile": 64, "r": 16},
+                       {"p": 128, "d": 8, "r": 4}, {"p": 256, "tile": 32, "r": 8}, {"p": 512, "r": 2}):
             assert relative_error(k, inputs, **params) < TOL[dtype], (seed, params)
 
 

@@ -136,12 +136,12 @@ def test_square_products_keep_their_one_side_entry_and_others_take_every_side():
     """Every scalar argument costs host time at launch: a square problem passes n̄ alone, as before."""
     from memtune.kernels import conv_matmul
 
-    conv = {"p": 256, "d": 0, "tile": 32}
+    conv = {"p": 256, "d": 0, "tile": 32, "r": 4}
     mm = {"m": 64, "r": 4, "buffers": 2, "d": 0}
     square = conv_matmul.conv_plan(96, 96, 1, 2, "float32", conv).launches[0]
-    assert square.function == "conv_f32_t32_v2" and [a.value for a in square.args[3:]] == [96]
+    assert square.function == "conv_f32_t32_v2_r4" and [a.value for a in square.args[3:]] == [96]
     batch = conv_matmul.conv_plan(96, 96, 3, 2, "float32", conv).launches[0]
-    assert batch.function == "conv_f32_t32_v2_shaped" and [a.value for a in batch.args[3:]] == [96, 96, 3]
+    assert batch.function == "conv_f32_t32_v2_r4_shaped" and [a.value for a in batch.args[3:]] == [96, 96, 3]
     assert batch.blocks == 3 * 3 * 3                          # 32-tiles of three 96 x 96 images
     wide = conv_matmul.matmul_plan(64, 64, 1, "float64", mm).launches[0]
     assert wide.function == "matmul_f64_m64_r4_b2_shaped" and [a.value for a in wide.args[3:]] == [64, 64, 1]
