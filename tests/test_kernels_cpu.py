@@ -137,3 +137,13 @@ def test_a_column_of_r_outputs_reads_each_input_once_per_filter_column(v, r):
     assert launch.function == f"conv_f32_t64_v{v}_r{r}" and launch.blocks == 1
     double = conv_plan(64, 64, 1, v, "float64", {"p": 128, "d": 0, "tile": 64, "r": r}).launches[0]
     assert double.shared_wavefronts == 2 * launch.shared_wavefronts      # 8-byte words: two wavefronts a warp
+
+
+def test_the_space_allows_the_threads_the_kernels_launch_bound_does():
+    """conv_matmul.cu bounds a conv block at 2048 / r threads (1024 at most); the space's restriction is the same."""
+    text = resources.files("memtune.kernels").joinpath("conv_matmul.cu").read_text()
+    bound = int(re.search(r"#define CONV_THREADS\(R\) \((\d+) / \(R\)", text).group(1))
+    conv = kernels.get("conv_hmm")
+    for r in conv.tunables["r"]:
+        allowed = [p for p in conv.tunables["p"] if not conv.full_space.violation({**conv.defaults, "p": p, "r": r})]
+        assert max(allowed) == min(1024, bound // r), r

@@ -1,0 +1,32 @@
+"""The bench scripts that edit the shipped tables (no GPU): what they keep and what they replace."""
+import csv
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _write(path, rows):
+    with open(path, "w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows(rows)
+
+
+def test_merge_rows_replaces_one_devices_rows_of_the_kernels_where_they_stood(tmp_path):
+    merge = _load("merge_rows")
+    head = ["device", "kernel", "median_ms"]
+    table, build = tmp_path / "t.csv", tmp_path / "b.csv"
+    _write(table, [head, ["H100", "sat", "1"], ["H100", "conv", "2"], ["H100", "conv_hmm", "3"],
+                   ["H100", "matmul", "4"], ["H200", "conv", "5"]])
+    _write(build, [head, ["H100", "conv", "0.5"], ["H100", "conv_hmm", "0.6"], ["H100", "sum", "9"]])
+    assert merge.replace_rows(table, build, {"conv", "conv_hmm"}) == 2
+    with open(table, newline="") as f:
+        got = list(csv.reader(f))
+    assert got == [head, ["H100", "sat", "1"], ["H100", "conv", "0.5"], ["H100", "conv_hmm", "0.6"],
+                   ["H100", "matmul", "4"], ["H200", "conv", "5"]]    # the other device's row and kernels stay
