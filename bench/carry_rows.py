@@ -20,7 +20,6 @@ instance as it was). Every shipped table is edited, and ``--tables`` more (the b
 from __future__ import annotations
 
 import argparse
-import csv
 import functools
 import json
 import re
@@ -29,7 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import setup
+from common import read_rows, setup, write_rows
 
 
 def main() -> int:
@@ -42,7 +41,7 @@ def main() -> int:
     from memtune.tuner import lookup_table as lt
 
     device = Device.current().name
-    path, lines = next((p, rows) for p, rows in ((p, _read(p)) for p in lt.shipped_paths())
+    path, lines = next((p, rows) for p, rows in ((p, read_rows(p)) for p in lt.shipped_paths())
                        if lt.device_matches(device, rows[1][0]))
     report = []
     for line, row, name, params in _stale(lines, args.kernels):
@@ -59,7 +58,7 @@ def main() -> int:
         print(f"{name:12s} {dtype} n={size:<10} {case:10s} {old:.4f} -> {got['median_ms']:.4f} ms "
               f"({got['median_ms'] / old:.3f}) {'carried' if carried else 'LEFT STALE'}", flush=True)
         del inputs
-    _write(out / path.name, lines)
+    write_rows(out / path.name, lines)
     (out / "carry.json").write_text(json.dumps({"device": device, "table": path.name, "rows": report}, indent=1) + "\n")
     print(f"{sum(r['carried'] for r in report)} of {len(report)} rows carried")
     return 0
@@ -95,7 +94,8 @@ def carry_same_ptx() -> int:
                                              _ptx(entry, source, None))
     report, repo = [], Path(__file__).resolve().parents[1]
     for path in [*lt.shipped_paths(), *map(Path, args.tables)]:
-        lines, name = _read(path), str(path.resolve().relative_to(repo) if path.resolve().is_relative_to(repo) else path)
+        lines = read_rows(path)
+        label = str(path.resolve().relative_to(repo) if path.resolve().is_relative_to(repo) else path)
         for line, row, name, params in _stale(lines, args.kernels):
             kernel = kernels.get(name)
             plan = kernel.launch_plan(int(row["size"]), row["dtype"], kernel.check_params(params),
@@ -104,12 +104,12 @@ def carry_same_ptx() -> int:
             carried = all(same(entry, source) for entry, source in entries)
             if carried:
                 line[lines[0].index("source_hash")] = lt.current_hash(name)
-            report.append({"table": name, "kernel": row["kernel"], "algorithm": name, "dtype": row["dtype"],
+            report.append({"table": label, "kernel": row["kernel"], "algorithm": name, "dtype": row["dtype"],
                            "size": int(row["size"]), "case": row["case"], "entries": [e for e, _ in entries],
                            "carried": carried})
-        _write(out / path.name, lines)
-        print(f"{name}: {sum(r['carried'] for r in report if r['table'] == name)} of "
-              f"{sum(r['table'] == name for r in report)} stale rows carried")
+        write_rows(out / path.name, lines)
+        print(f"{label}: {sum(r['carried'] for r in report if r['table'] == label)} of "
+              f"{sum(r['table'] == label for r in report)} stale rows carried")
     (out / "carry_same_ptx.json").write_text(json.dumps({"before": args.same_ptx, "rows": report}, indent=1) + "\n")
     return 0 if all(r["carried"] for r in report) else 1
 
@@ -117,10 +117,11 @@ def carry_same_ptx() -> int:
 def _ptx(entry: str, source: str, rev: str | None) -> str:
     """The PTX of one kernel of ``kernels/<source>`` (at git revision ``rev``, or today's), its branch labels
     renumbered: they count every function compiled before it, so they change with the file's other kernels."""
+    from memtune.kernels.device import with_headers
+
     folder = Path(tempfile.mkdtemp())
-    kernels_dir = Path(__file__).resolve().parents[1] / "kernels"
-    for name in _with_headers(source, kernels_dir, rev):
-        (folder / name).write_text(_text(kernels_dir / name, rev))
+    for name, text in with_headers(source, lambda name: _text(name, rev)):
+        (folder / name).write_text(text)
     ptx = folder / "k.ptx"
     subprocess.run(["nvcc", "-std=c++17", "-ptx", "-arch=sm_90", f"-DMEMTUNE_ONLY={entry}", str(folder / source),
                     "-o", str(ptx)], check=True, capture_output=True)
@@ -130,32 +131,13 @@ def _ptx(entry: str, source: str, rev: str | None) -> str:
     return re.sub(r"(\$L__BB|__local_depot)\d+", r"\1", body.group(0))
 
 
-def _with_headers(source: str, folder: Path, rev: str | None) -> list[str]:
-    names, pending = [], [source]
-    while pending:
-        name = pending.pop()
-        if name not in names:
-            names.append(name)
-            pending += re.findall(r'^\s*#include\s+"([^"]+)"', _text(folder / name, rev), flags=re.M)
-    return names
-
-
-def _text(path: Path, rev: str | None) -> str:
+def _text(name: str, rev: str | None) -> str:
+    """``kernels/<name>`` in this checkout, or at git revision ``rev``."""
+    repo = Path(__file__).resolve().parents[1]
     if rev is None:
-        return path.read_text()
-    rel = path.relative_to(path.parents[1]).as_posix()
-    return subprocess.run(["git", "show", f"{rev}:{rel}"], cwd=path.parents[1], check=True, capture_output=True,
+        return (repo / "kernels" / name).read_text()
+    return subprocess.run(["git", "show", f"{rev}:kernels/{name}"], cwd=repo, check=True, capture_output=True,
                           text=True).stdout
-
-
-def _write(path: Path, lines: list[list[str]]) -> None:
-    with open(path, "w", newline="") as f:
-        csv.writer(f, lineterminator="\n").writerows(lines)
-
-
-def _read(path) -> list[list[str]]:
-    with open(path, newline="") as f:
-        return list(csv.reader(f))
 
 
 if __name__ == "__main__":

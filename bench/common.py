@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import os
 import sys
 from pathlib import Path
@@ -29,3 +30,14 @@ def setup(doc: str, repeats: int = 20, extra=None):
         raise SystemExit(2) from None
     print(f"device: {dev.name}, driver {dev.driver}, CuPy {dev.cupy}, {dev.sms} SMs, L2 {dev.l2_bytes >> 20} MB")
     return args, out
+
+
+def read_rows(path) -> list[list[str]]:
+    """A table's CSV as text rows (the header first), for edits that leave every other row byte for byte."""
+    with open(path, newline="") as f:
+        return list(csv.reader(f))
+
+
+def write_rows(path, rows: list[list[str]]) -> None:
+    with open(path, "w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows(rows)

@@ -9,26 +9,20 @@ stood; the same for the ``.trials.csv`` beside each. No GPU: this only edits fil
 from __future__ import annotations
 
 import argparse
-import csv
 from pathlib import Path
+
+from common import read_rows, write_rows
 
 
 def replace_rows(table: Path, build: Path, kernels: set[str]) -> int:
-    new = [row for row in _read(build)[1:] if row[1] in kernels]
+    new = [row for row in read_rows(build)[1:] if row[1] in kernels]
     devices = {row[0] for row in new}
-    lines = _read(table)
-    mine = [i for i, row in enumerate(lines) if i and row[1] in kernels and row[0] in devices]
-    at = mine[0] if mine else len(lines)
-    kept = [row for i, row in enumerate(lines) if i not in set(mine)]
-    at -= sum(i < at for i in mine)
-    with open(table, "w", newline="") as f:
-        csv.writer(f, lineterminator="\n").writerows(kept[:at] + new + kept[at:])
+    lines = read_rows(table)
+    mine = {i for i, row in enumerate(lines) if i and row[1] in kernels and row[0] in devices}
+    kept = [row for i, row in enumerate(lines) if i not in mine]
+    at = min(mine) if mine else len(kept)          # no replaced row precedes the first: it stays put
+    write_rows(table, kept[:at] + new + kept[at:])
     return len(new)
-
-
-def _read(path: Path) -> list[list[str]]:
-    with open(path, newline="") as f:
-        return list(csv.reader(f))
 
 
 def main() -> int:
@@ -37,7 +31,8 @@ def main() -> int:
     parser.add_argument("--kernels", nargs="+", required=True)
     parser.add_argument("--into", type=Path, nargs="+", required=True)
     args = parser.parse_args()
-    trials = lambda p: p.with_name(p.name.removesuffix(".csv") + ".trials.csv")   # noqa: E731
+    from memtune.tuner.lookup_table import trials_path as trials
+
     for table in args.into:
         rows = replace_rows(table, args.build, set(args.kernels))
         done = replace_rows(trials(table), trials(args.build), set(args.kernels)) if trials(table).exists() else 0

@@ -62,16 +62,25 @@ def source_digest(filename: str) -> str:
     """A short hash of ``kernels/<filename>`` and every header it includes (``#include "x"``), so a table
     row measured with an older source of the kernel is known stale."""
     digest = hashlib.sha256()
-    pending, seen = [filename], set()
+    for name, text in with_headers(filename):
+        digest.update(name.encode() + b"\0" + text.encode())
+    return digest.hexdigest()[:12]
+
+
+def with_headers(filename: str, read=None) -> list[tuple[str, str]]:
+    """(name, text) of ``kernels/<filename>`` and every header it includes, transitively, in the order they
+    are met; ``read`` gives a file's text by name (default: the installed source)."""
+    read = read or source
+    out, pending, seen = [], [filename], set()
     while pending:
         name = pending.pop(0)
         if name in seen:
             continue
         seen.add(name)
-        text = source(name)
-        digest.update(name.encode() + b"\0" + text.encode())
+        text = read(name)
+        out.append((name, text))
         pending += re.findall(r'^\s*#include\s+"([^"]+)"', text, flags=re.M)
-    return digest.hexdigest()[:12]
+    return out
 
 
 def compiles_per_kernel(filename: str) -> bool:

@@ -1,12 +1,15 @@
 """The bench scripts that edit the shipped tables (no GPU): what they keep and what they replace."""
 import csv
 import importlib.util
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _load(name):
+    if str(ROOT / "bench") not in sys.path:            # the scripts import their shared helpers (common.py)
+        sys.path.insert(0, str(ROOT / "bench"))
     spec = importlib.util.spec_from_file_location(name, ROOT / "bench" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
