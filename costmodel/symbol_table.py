@@ -22,6 +22,8 @@ DESCRIPTIONS = {
     "v": "filter radius of the convolution, (2v+1)**2 taps",
     "r": "fraction of the (1+r)R1W SAT done by 2R1W, 0 <= r < 1",
     "R": "rows of a strip in the single-pass (look-back) SAT",
+    "H": "rows of a tile in the two-dimensional look-back SAT",
+    "C": "columns of a tile in the two-dimensional look-back SAT",
     "k": "number of DMMs used by the k-DMM permutation variants",
     "depth": "recursion depth of the 2R1W SAT (0 for n <= 2^20 at w = 32, 000 §6.3)",
     "Dw": "distribution D_w(P) of the permutation (or of its inverse), n/w <= Dw <= n (000 §5.2)",

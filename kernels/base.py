@@ -185,11 +185,13 @@ class Kernel:
 
     @property
     def source_hash(self) -> str:
-        """A hash of the CUDA sources this kernel runs (its module's ``SOURCES``, else its ``SOURCE``, with the
+        """A hash of the CUDA sources this kernel runs (its own ``sources``, else its module's ``SOURCES``, else
+        its ``SOURCE``, with the
         headers they include); a CuPy operation hashes its own name: a table row with another hash was
         measured with other code."""
         module = sys.modules[type(self).__module__]
-        files = getattr(module, "SOURCES", None) or ((module.SOURCE,) if hasattr(module, "SOURCE") else ())
+        files = (getattr(self, "sources", None) or getattr(module, "SOURCES", None)
+                 or ((module.SOURCE,) if hasattr(module, "SOURCE") else ()))
         if self.peer or not files:
             return hashlib.sha256(f"cupy:{self.name}".encode()).hexdigest()[:12]
         return hashlib.sha256(" ".join(source_digest(f) for f in files).encode()).hexdigest()[:12]

@@ -1,4 +1,4 @@
-"""Summed area tables (000 ch. 6): 2R2W, 4R4W, 4R1W, 2R1W, 1R1W, (1+r)R1W, and a single-pass 1R1W.
+"""Summed area tables (000 ch. 6): 2R2W, 4R4W, 4R1W, 2R1W, 1R1W, (1+r)R1W, and two single-pass 1R1Ws.
 
 Every barrier of the seeds' algorithms is a kernel boundary; any n̄ (tiles at the right and bottom
 edges are partial). 2R1W computes the SAT of the n/w² tile sums with two prefix passes instead of
@@ -53,6 +53,14 @@ class SAT(Kernel):
                   "colsum": cp.zeros((tiles, nbar), dt), "rowsum": cp.zeros((tiles, nbar), dt),
                   "colc": cp.zeros((tiles, nbar), dt), "rowc": cp.zeros((tiles, nbar), dt),
                   "corner": cp.zeros((tiles, tiles), dt)}
+        return Inputs(nbar * nbar, dtype, 0, arrays, {})
+
+    def _single_pass_inputs(self, data, dtype, words: int) -> Inputs:
+        """All a single-pass SAT touches: the input, the output and ``words`` look-back words (memtune.run binds
+        on every call, and the carries the multi-launch SATs zero would cost a memset launch each)."""
+        nbar = data["a"].shape[0]
+        self.check_size(nbar * nbar)
+        arrays = {"a": data["a"], "out": cupy().empty((nbar, nbar), dtype_of(dtype)), **lookback_arrays(words, dtype)}
         return Inputs(nbar * nbar, dtype, 0, arrays, {})
 
     def reference(self, inputs):
@@ -246,10 +254,40 @@ class SAT1R1WLookback(SAT):
             chain=strips - 1, atomics=1, source=SOURCE)))
 
     def bind(self, data, dtype, **case):
-        inputs = super().bind(data, dtype, **case)
-        inputs.arrays.update(lookback_arrays(cdiv(inputs.side, self.MIN_STRIP) * inputs.side, dtype))
-        return inputs
+        side = data["a"].shape[0]
+        return self._single_pass_inputs(data, dtype, cdiv(side, self.MIN_STRIP) * side)
+
+
+class SATTilesLookback(SAT):
+    """Beyond the seeds: 1R1W in one launch of two-dimensional tiles, a block each (``tiles`` of shaped.cu,
+    the kernel memtune.sat runs on any shape): the tiles meet those above through look-back on per-column
+    status words and those to the left on per-row words, so a small matrix still fills every SM."""
+
+    beyond_seeds = True
+    sources = ("shaped.cu",)
+    tunables = {"warps": (4, 8), "vectors": (2, 4)}
+    defaults = {"warps": 8, "vectors": 4}
+    restrictions = ("warps == 8 or vectors == 4",)   # the compiled tile shapes (shaped.TILE_SHAPES)
+    threads = "32 * warps"
+    shared = "544 * warps * vectors + 8"             # band, look-back values (8 bytes) and flags a column
+    searched = None
+    ROWS = 8                                         # rows a warp
+
+    def model_values(self, size, params, case, limits):
+        return {"n": size, "nbar": math.isqrt(size), "H": self.ROWS * params["warps"], "C": 32 * params["vectors"]}
+
+    def launch_plan(self, size, dtype, params, case):
+        from .shaped import tiles_plan
+
+        nbar = math.isqrt(size)
+        return tiles_plan(1, nbar, nbar, dtype, dtype, "sat", params["warps"], self.ROWS, params["vectors"])
+
+    def bind(self, data, dtype, **case):
+        side = data["a"].shape[0]
+        height, width = self.ROWS * min(self.tunables["warps"]), 32 * min(self.tunables["vectors"])
+        return self._single_pass_inputs(data, dtype, side * (cdiv(side, height) + cdiv(side, width)))
 
 
 KERNELS = [SAT2R2W("sat_2r2w"), SAT4R4W("sat_4r4w"), SAT4R1W("sat_4r1w"), SAT2R1W("sat_2r1w"),
-           SAT1R1W("sat_1r1w"), SAT1pR1W("sat_1pr1w"), SAT1R1WLookback("sat_1r1w_lookback")]
+           SAT1R1W("sat_1r1w"), SAT1pR1W("sat_1pr1w"), SAT1R1WLookback("sat_1r1w_lookback"),
+           SATTilesLookback("sat_tiles_lookback")]

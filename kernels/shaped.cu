@@ -331,6 +331,176 @@ __device__ void strips(const IN* __restrict__ a, OUT* __restrict__ b, int h, int
     }
 }
 
+// ---- tiles ------------------------------------------------------------------------------------
+// Summed area tables in tiles of H = WARPS x RPW rows by C = 32 V columns, one block a tile, so
+// an image too small to give every SM a strip still fills the GPU. Tiles take tickets in row-major
+// order within each image. A tile first meets the tiles above it through look-back on per-column
+// words (the column sums above it: "up"), which turns its values into column prefix sums cp(y, x)
+// of the whole image; then it meets the tiles to its left through look-back on per-row words (the
+// sums of cp along each of its rows: "left"). As cp already holds everything above, no corner term
+// is needed: b(y, x) = left(y) + the sum of cp(y, x') over the tile's columns x' <= x.
+//
+// The block walks up together: it first reads the tile row just above (in a large image long done),
+// then WARPS rows at once, a warp each, every read of a warp issued before any is waited on; so a
+// small image, whose tiles all start together and all walk, pays a round trip per WARPS rows. Each warp walks left for its own RPW rows, a lane a (tile, row) pair: 32 / RPW tiles a pass.
+template <typename OUT, int WARPS, int V>
+__device__ void look_back_up(const typename Status<OUT>::Word* status, OUT (&above)[V], long long row_words,
+                             int tile_row, int w, int col, unsigned epoch) {
+    __shared__ OUT seen[WARPS][32 * V];
+    __shared__ bool inclusive[WARPS][32 * V];
+    const int warp = threadIdx.y;
+    bool done[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) { above[k] = 0; done[k] = col + k * 32 >= w || tile_row == 0; }
+    for (int s = tile_row - 1, pass = 0;; ++pass) {
+        bool all = true;
+#pragma unroll
+        for (int k = 0; k < V; ++k) all = all && done[k];
+        if (!__syncthreads_or(!all)) break;             // lanes finish apart; the block leaves together
+        const int group = pass == 0 ? 1 : WARPS;        // the tile above is mostly done: ask it alone first
+        const typename Status<OUT>::Word* words = status + row_words - (long long)(tile_row - s + warp) * w + col;
+        if (warp < group && s - warp >= 0) {
+            OUT x[V];
+            unsigned code[V];
+#pragma unroll
+            for (int k = 0; k < V; ++k) if (!done[k]) code[k] = Status<OUT>::get(words + k * 32, x[k]);
+#pragma unroll
+            for (int k = 0; k < V; ++k) {
+                if (done[k]) continue;
+                if ((code[k] >> 2) != epoch) code[k] = (unsigned)wait_status<OUT>(words + k * 32, epoch, x[k]);
+                seen[warp][k * 32 + threadIdx.x] = x[k];
+                inclusive[warp][k * 32 + threadIdx.x] = (code[k] & 3u) == INCLUSIVE;
+            }
+        }
+        __syncthreads();
+        for (int q = 0; q < group && s - q >= 0; ++q)
+#pragma unroll
+            for (int k = 0; k < V; ++k)
+                if (!done[k]) { above[k] += seen[q][k * 32 + threadIdx.x]; done[k] = inclusive[q][k * 32 + threadIdx.x]; }
+        s -= group;                                     // the barrier above the next reads guards `seen`
+    }
+}
+
+// The sum left of this tile in row `r` of the warp's rows (in every lane of that row's group).
+template <typename OUT, int RPW>
+__device__ OUT look_back_left(const typename Status<OUT>::Word* status, long long first_word, int tile_col,
+                              int h, int y, unsigned epoch) {
+    constexpr unsigned PATTERN = 0xffffffffu / ((1u << RPW) - 1u);     // lanes r, r + RPW, ...
+    const int lane = threadIdx.x & 31, p = lane / RPW, r = lane % RPW;
+    OUT left = 0;
+    bool done = tile_col == 0 || y + r >= h;
+    for (int base = tile_col - 1; !__all_sync(0xffffffffu, done); base -= 32 / RPW) {
+        const int j = base - p;
+        OUT v = 0;
+        unsigned kind = INCLUSIVE;                                   // left of the first tile: nothing
+        if (!done && j >= 0) kind = (unsigned)wait_status<OUT>(status + first_word + (long long)j * h + y + r, epoch, v);
+        const unsigned mine = __ballot_sync(0xffffffffu, kind == INCLUSIVE) & (PATTERN << r);
+        const int stop = mine ? __ffs(mine) - 1 : 32;
+        OUT add = !done && lane <= stop ? v : OUT(0);
+#pragma unroll
+        for (int o = RPW; o < 32; o <<= 1) add += __shfl_xor_sync(0xffffffffu, add, o);
+        left += add;
+        done = done || mine != 0;
+    }
+    return left;
+}
+
+template <typename IN, typename OUT, int V, int RPW>
+__device__ __forceinline__ void load_tile(const IN* a, OUT (&v)[RPW][V], int h, int w, long long tile, int per_image,
+                                          int tiles_x, int warp, int lane) {
+    const long long image = tile / per_image;
+    const int local = (int)(tile % per_image), row = (local / tiles_x) * blockDim.y * RPW + warp * RPW;
+    load_rows<IN, OUT, V, RPW>(a + image * (long long)h * w, v, h, w, row, (local % tiles_x) * 32 * V + lane);
+}
+
+template <typename IN, typename OUT, int WARPS, int RPW, int V, int PAD>
+__device__ void tiles(const IN* __restrict__ a, OUT* __restrict__ b, int h, int w, int tiles_x, int per_image,
+                      unsigned* ticket, typename Status<OUT>::Word* status, unsigned epoch) {
+    constexpr int C = 32 * V;
+    using Word = typename Status<OUT>::Word;
+    __shared__ OUT band[WARPS][C];
+    __shared__ long long tile_s;
+    const int lane = threadIdx.x, warp = threadIdx.y;
+    if (lane == 0 && warp == 0) tile_s = (long long)atomicAdd(ticket, 1u);
+    OUT v[RPW][V];
+    load_tile<IN, OUT, V, RPW>(a, v, h, w, blockIdx.x, per_image, tiles_x, warp, lane);   // while the ticket travels
+    __syncthreads();
+    const long long tile = tile_s, image = tile / per_image;
+    if (tile != blockIdx.x) load_tile<IN, OUT, V, RPW>(a, v, h, w, tile, per_image, tiles_x, warp, lane);
+    const int local = (int)(tile % per_image), ti = local / tiles_x, tj = local % tiles_x;
+    const int row = ti * WARPS * RPW + warp * RPW, col = tj * C + lane;
+    const long long tiles_y = per_image / tiles_x, images = gridDim.x / per_image;
+    const long long up_words = (image * tiles_y + ti) * w;             // this tile row's per-column words
+    const long long left_words = images * tiles_y * w + image * tiles_x * (long long)h;   // the image's per-row words
+    // column prefix sums down the warp's rows, then across the warps
+#pragma unroll
+    for (int r = 1; r < RPW; ++r)
+#pragma unroll
+        for (int k = 0; k < V; ++k) v[r][k] += v[r - 1][k];
+#pragma unroll
+    for (int k = 0; k < V; ++k) band[warp][k * 32 + lane] = v[RPW - 1][k];
+    __syncthreads();
+    OUT agg[V], off[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        agg[k] = 0;
+        off[k] = 0;
+#pragma unroll
+        for (int q = 0; q < WARPS; ++q) {
+            const OUT x = band[q][k * 32 + lane];
+            agg[k] += x;
+            if (q < warp) off[k] += x;
+        }
+    }
+    if (warp == 0)
+#pragma unroll
+        for (int k = 0; k < V; ++k)
+            if (col + k * 32 < w)
+                Status<OUT>::put(status + up_words + col + k * 32, agg[k], status_code(epoch, ti == 0 ? INCLUSIVE : AGGREGATE));
+    OUT above[V];
+    look_back_up<OUT, WARPS, V>(status, above, up_words, ti, w, col, epoch);
+    if (warp == 0 && ti > 0)
+#pragma unroll
+        for (int k = 0; k < V; ++k)
+            if (col + k * 32 < w)
+                Status<OUT>::put(status + up_words + col + k * 32, above[k] + agg[k], status_code(epoch, INCLUSIVE));
+    OUT carry[RPW];
+#pragma unroll
+    for (int r = 0; r < RPW; ++r) {
+        carry[r] = 0;
+#pragma unroll
+        for (int k = 0; k < V; ++k) v[r][k] += off[k] + above[k];
+    }
+    prefix_rows<OUT, V, RPW>(v, carry);             // carry: each row's sum of cp across the tile
+    // the warp's rows: publish, look left, publish the inclusive sums
+    const int r_lane = lane % RPW;
+    OUT mine = 0;
+#pragma unroll
+    for (int r = 0; r < RPW; ++r) if (r == r_lane) mine = carry[r];
+    Word* own = status + left_words + (long long)tj * h + row + r_lane;
+    if (lane < RPW && row + r_lane < h) Status<OUT>::put(own, mine, status_code(epoch, tj == 0 ? INCLUSIVE : AGGREGATE));
+    const OUT left = look_back_left<OUT, RPW>(status, left_words, tj, h, row, epoch);
+    if (lane < RPW && tj > 0 && row + r_lane < h) Status<OUT>::put(own, left + mine, status_code(epoch, INCLUSIVE));
+    OUT* dst = b + image * (long long)(h + PAD) * (w + PAD);
+    if (PAD) {                                      // OpenCV's zero first row and column
+        if (ti == 0 && warp == 0) {
+#pragma unroll
+            for (int k = 0; k < V; ++k) if (col + k * 32 < w) dst[col + k * 32 + 1] = OUT(0);
+            if (tj == 0 && lane == 0) dst[0] = OUT(0);
+        }
+        if (tj == 0 && lane < RPW && row + lane < h) dst[(long long)(row + lane + 1) * (w + 1)] = OUT(0);
+    }
+#pragma unroll
+    for (int r = 0; r < RPW; ++r) {
+        const OUT lr = __shfl_sync(0xffffffffu, left, r);
+        if (row + r >= h) break;
+        OUT* line = dst + (long long)(row + r + PAD) * (w + PAD) + PAD;
+#pragma unroll
+        for (int k = 0; k < V; ++k)
+            if (col + k * 32 < w) line[col + k * 32] = v[r][k] + lr;
+    }
+}
+
 // ---- transpose --------------------------------------------------------------------------------
 // b[i][c][r] = a[i][r][c] for `count` h x w matrices; a block of 32 x 8 threads moves one 64 x 64
 // tile (16 elements a thread in flight), blockIdx.z walking the batch in steps of 65535.
@@ -370,6 +540,12 @@ __device__ __forceinline__ void strips_if(const IN* a, OUT* b, int h, int w, int
     if constexpr (WANT) strips<IN, OUT, WARPS, RPW, ROWS, COLS, TOTAL, PAD>(a, b, h, w, per, t, s, e);
 }
 
+template <bool WANT, typename IN, typename OUT, int WARPS, int RPW, int V, int PAD>
+__device__ __forceinline__ void tiles_if(const IN* a, OUT* b, int h, int w, int tx, int per, unsigned* t,
+                                         typename Status<OUT>::Word* s, unsigned e) {
+    if constexpr (WANT) tiles<IN, OUT, WARPS, RPW, V, PAD>(a, b, h, w, tx, per, t, s, e);
+}
+
 template <bool WANT, typename E>
 __device__ __forceinline__ void transpose_if(const E* a, E* b, int h, int w, long long count) {
     if constexpr (WANT) transpose<E>(a, b, h, w, count);
@@ -396,12 +572,25 @@ __device__ __forceinline__ void transpose_if(const E* a, E* b, int h, int w, lon
     STRIP(IN, SI, OUT, SO, MODE, ROWS, COLS, TOTAL, PAD, 8, 8) STRIP(IN, SI, OUT, SO, MODE, ROWS, COLS, TOTAL, PAD, 16, 2) \
     STRIP(IN, SI, OUT, SO, MODE, ROWS, COLS, TOTAL, PAD, 16, 4)
 
+// tiles_<in>_<out>_<sat|satpad>_w<WARPS>_r<RPW>_v<V>
+#define TILE(IN, SI, OUT, SO, MODE, PAD, WARPS, RPW, V)                                                \
+    extern "C" __global__ void __launch_bounds__(32 * WARPS)                                          \
+    tiles_##SI##_##SO##_##MODE##_w##WARPS##_r##RPW##_v##V(const IN* a, OUT* b, int h, int w, int tx,   \
+                                                          int per, unsigned* t, Status<OUT>::Word* s, unsigned e) { \
+        tiles_if<MEMTUNE_WANTS(tiles_##SI##_##SO##_##MODE##_w##WARPS##_r##RPW##_v##V), IN, OUT, WARPS, RPW, V, \
+                 PAD>(a, b, h, w, tx, per, t, s, e); }
+
+#define TILE_SHAPES(IN, SI, OUT, SO, MODE, PAD)                                                        \
+    TILE(IN, SI, OUT, SO, MODE, PAD, 8, 8, 4) TILE(IN, SI, OUT, SO, MODE, PAD, 4, 8, 4)                  \
+    TILE(IN, SI, OUT, SO, MODE, PAD, 8, 8, 2)
+
 #define PAIR(IN, SI, OUT, SO)                                                                         \
     SEGSCAN(IN, SI, OUT, SO, scan, false) SEGSCAN(IN, SI, OUT, SO, total, true)                       \
     STRIP_SHAPES(IN, SI, OUT, SO, sat, true, true, false, 0)                                          \
     STRIP_SHAPES(IN, SI, OUT, SO, satpad, true, true, false, 1)                                       \
     STRIP_SHAPES(IN, SI, OUT, SO, cols, false, true, false, 0)                                        \
-    STRIP_SHAPES(IN, SI, OUT, SO, coltotal, false, true, true, 0)
+    STRIP_SHAPES(IN, SI, OUT, SO, coltotal, false, true, true, 0)                                     \
+    TILE_SHAPES(IN, SI, OUT, SO, sat, 0) TILE_SHAPES(IN, SI, OUT, SO, satpad, 1)
 
 // every input with every output it converts to without loss (numpy's "safe" casts), as numpy lists them
 #define FROM_SMALL_UNSIGNED(IN, SI) PAIR(IN, SI, int, i32) PAIR(IN, SI, long long, i64)                  \

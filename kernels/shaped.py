@@ -34,6 +34,9 @@ SCAN_THREADS, SCAN_BYTES = 256, 64            # a thread scans 64 bytes of sums:
 TRANSPOSE_TILE = 64
 CHUNK = 128                                   # columns a strip's chunk covers (32 lanes x 4)
 STRIP_SHAPES = ((4, 4), (4, 8), (8, 2), (8, 4), (8, 8), (16, 2), (16, 4))   # (warps, rows a warp)
+# (warps, rows a warp, columns a lane / 32): the three that led among ten measured on the H100
+# (bench/results/h100/sat_tiles): taller tiles pay the two look-backs fewer times
+TILE_SHAPES = ((8, 8, 4), (4, 8, 4), (8, 8, 2))
 MAX_ELEMENTS = 2 ** 31 - 1                    # the tickets and the strips' int row index: a stated cap
 MAX_SIDE = 64 * 65535                         # the transpose's grid (tiles of 64 along y)
 
@@ -108,6 +111,30 @@ def strips_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warp
         chain=min(per_image, strips) - 1, atomics=1, source=SOURCE)))
 
 
+def tiles_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warps: int, rows: int,
+               vectors: int) -> Plan:
+    """Per image of h x w: the SAT (``sat``; ``satpad``: OpenCV's layout) in tiles of warps x rows rows by
+    32 x vectors columns, one block a tile, meeting the tiles above and to the left through look-back."""
+    _check_elements(images * (h + 1) * (w + 1))
+    height, width = warps * rows, 32 * vectors
+    tiles_y, tiles_x = cdiv(h, height), cdiv(w, width)
+    tiles = images * tiles_y * tiles_x
+    ein, eout, n = np.dtype(src).itemsize, np.dtype(dst).itemsize, images * h * w
+    written = images * (h + 1) * (w + 1) if mode == "satpad" else n
+    up, left = images * tiles_y * w, images * tiles_x * h          # status words: per column, per row
+    status = (up + left) * status_word_bytes(dst)
+    arrays = {"a": n * ein, "out": written * eout, "counter": 4, "status": status}
+    # round trips: the tile row above alone, then `warps` rows a pass; 32 / rows tiles a pass to the left
+    trips = 1 + cdiv(max(tiles_y - 2, 0), warps) + cdiv(tiles_x - 1, 32 // rows)
+    return Plan(arrays, (next_epoch_launch(), Launch(
+        f"tiles_{CODE[src]}_{CODE[dst]}_{mode}_w{warps}_r{rows}_v{vectors}", tiles, (32, warps),
+        args=(Array("a"), Array("out"), Scalar(h, "int32"), Scalar(w, "int32"), Scalar(tiles_x, "int32"),
+              Scalar(tiles_y * tiles_x, "int32"), Array("counter"), Array("status"), HostValue("epoch", "uint32")),
+        accesses=(Access("a", n * ein), Access("status", 3 * status), Access("out", written * eout, write=True)),
+        rounds=4, shared_wavefronts=(5 * rows * vectors + 2 * vectors * warps) * max(1, eout // 4),
+        chain=2 * trips, atomics=1, source=SOURCE)))
+
+
 def transpose_plan(count: int, h: int, w: int, itemsize: int) -> Plan:
     """b[i] = a[i].T for ``count`` h x w matrices of ``itemsize``-byte elements."""
     if max(h, w) > MAX_SIDE:
@@ -152,16 +179,17 @@ def execute(plan: Plan, arrays: dict):
     return out
 
 
-def pick_strips(images: int, h: int, w: int, src: str, dst: str, mode: str, machine) -> tuple[int, int]:
-    """The strip shape the physical model times fastest (the first listed where no machine is known)."""
+def fastest(plan_of, shapes, machine):
+    """The shape whose plan (``plan_of(*shape)``) the physical model times fastest (the first listed where no
+    machine is known)."""
     if machine is None:
-        return 8, 4
+        return shapes[0]
     from ..costmodel.physical import launch as L
 
     def ns(shape):
-        plan = strips_plan(images, h, w, src, dst, mode, *shape)
+        plan = plan_of(*shape)
         return L.run_time_ns(plan, machine, L.plan_times(plan, machine))
-    return min(STRIP_SHAPES, key=ns)
+    return min(shapes, key=ns)
 
 
 def axis_layout(shape: tuple, axis: int) -> tuple[int, int, int]:

@@ -2,8 +2,8 @@
 
 A vector or square matrix of float32 or float64 summed in its own type is what the tuned tables
 cover: :func:`memtune.run` answers it from them. Everything else these families take goes to the
-kernels of :mod:`memtune.kernels.shaped` (one launch each, the strip shape chosen by the physical
-model) on a GPU, and to numpy on the CPU, with the same options and the same result types:
+kernels of :mod:`memtune.kernels.shaped` (one launch each, the tile or strip shape chosen by the
+physical model) on a GPU, and to numpy on the CPU, with the same options and the same result types:
 
 * ``sat(a, dtype=None, layout="same")``: the summed area table of every h x w matrix along the last
   two axes; ``layout="opencv"`` gives OpenCV's ``integral`` layout, (h+1) x (w+1) with a zero first
@@ -162,7 +162,8 @@ def on_gpu(req: Request, arrays: dict, device: str | None = None):
 
 @functools.lru_cache(maxsize=256)
 def plan(req: Request, device: str | None = None):
-    """The launch plan that solves ``req`` (on ``device``'s physical model the strip shape is the fastest)."""
+    """The launch plan that solves ``req`` (on ``device``'s physical model the tile or strip shape is the
+    fastest): a SAT in two-dimensional tiles, sums and prefix sums down an axis in strips."""
     from .kernels import shaped
 
     s = req.shape
@@ -172,7 +173,7 @@ def plan(req: Request, device: str | None = None):
         return shaped.transpose_plan(math.prod(s[:-2]), s[-2], s[-1], np.dtype(req.src).itemsize)
     if req.family == "sat":
         images, mode = math.prod(s[:-2]), "sat" if req.layout == "same" else "satpad"
-        return _strips(images, s[-2], s[-1], req.src, req.dst, mode, device)
+        return _fastest("tiles", images, s[-2], s[-1], req.src, req.dst, mode, device)
     total = req.family == "sum"
     if req.axis is None:
         n = math.prod(s)
@@ -180,7 +181,7 @@ def plan(req: Request, device: str | None = None):
     outer, length, inner = shaped.axis_layout(s, req.axis)
     if inner == 1:
         return shaped.scan_plan(outer * length, length, req.src, req.dst, total)
-    return _strips(outer, length, inner, req.src, req.dst, "coltotal" if total else "cols", device)
+    return _fastest("strips", outer, length, inner, req.src, req.dst, "coltotal" if total else "cols", device)
 
 
 def _product_plan(req: Request, device: str | None):
@@ -203,13 +204,16 @@ def _product_plan(req: Request, device: str | None):
     return conv_matmul.matmul_plan(s[0], s[1], req.other[1], req.src, params)
 
 
-def _strips(images, h, w, src, dst, mode, device):
+def _fastest(kind: str, images, h, w, src, dst, mode, device):
+    """The strips or tiles plan whose shape the device's physical model times fastest."""
     from .kernels import shaped
     from .tuner import load_model
 
     machine = getattr(load_model(device), "machine", None) if device else None
-    warps, rows = shaped.pick_strips(images, h, w, src, dst, mode, machine)
-    return shaped.strips_plan(images, h, w, src, dst, mode, warps, rows)
+    plan_of, shapes = ((shaped.tiles_plan, shaped.TILE_SHAPES) if kind == "tiles" else
+                       (shaped.strips_plan, shaped.STRIP_SHAPES))
+    shape = shaped.fastest(lambda *s: plan_of(images, h, w, src, dst, mode, *s), shapes, machine)
+    return plan_of(images, h, w, src, dst, mode, *shape)
 
 
 # -- the CPU ---------------------------------------------------------------------------------------

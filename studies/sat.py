@@ -10,7 +10,7 @@ from .. import tuner
 from .base import Report, Study, paper_table, plot_lines, timed
 
 SIZES = (1024, 2048, 4096, 8192, 16384)      # Table 6.2 has 1K ... 18K; a subsample that spans it
-ALGS = ("sat_2r2w", "sat_4r4w", "sat_4r1w", "sat_2r1w", "sat_1r1w", "sat_1r1w_lookback")
+ALGS = ("sat_2r2w", "sat_4r4w", "sat_4r1w", "sat_2r1w", "sat_1r1w", "sat_1r1w_lookback", "sat_tiles_lookback")
 TRIALS = 8
 
 

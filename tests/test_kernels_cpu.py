@@ -55,7 +55,7 @@ def test_registry_names_follow_the_costmodel():
 
     cost_names = set(algorithm_names())
     beyond = {name for name, k in kernels.KERNELS.items() if k.beyond_seeds}
-    assert beyond == {"sum_single_pass", "prefix_sums_lookback", "sat_1r1w_lookback"}
+    assert beyond == {"sum_single_pass", "prefix_sums_lookback", "sat_1r1w_lookback", "sat_tiles_lookback"}
     for name, k in kernels.KERNELS.items():
         if k.peer:
             continue

@@ -209,13 +209,13 @@ def test_sat_kernels(name, dtype):
         with pytest.raises(ParameterError, match="multiple of 32"):
             k.make_inputs(100 * 100, dtype, 1)
         sizes = [s for s in sizes if s % k.side_multiple == 0]
-    if name == "sat_1r1w_lookback":         # 33 deferred chunks a strip, the last one partial
+    if name in ("sat_1r1w_lookback", "sat_tiles_lookback"):   # 33 chunks a strip / 65 tile rows, partial
         sizes.append(4100)
     for nbar in sizes:
         inputs = k.make_inputs(nbar * nbar, dtype, nbar)
         tol = 8 * np.finfo(dtype).eps * nbar
         grids = [{}, {"rows": 32}]
-        if name == "sat_1r1w_lookback":     # every strip shape, each launch reusing the status words
+        if name in ("sat_1r1w_lookback", "sat_tiles_lookback"):   # every shape, launches reusing the words
             grids = k.space.points() * 2
         if name == "sat_1pr1w":
             grids += [{"r": r} for r in (0.0, 0.05, 0.25, 0.5, 0.6, 0.8)]

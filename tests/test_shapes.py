@@ -85,8 +85,8 @@ def test_what_is_not_taken_is_refused_naming_the_parameter(family, array, option
 
 
 @pytest.mark.parametrize("shape,family,options,function,grid", [
-    ((3, 100, 257), "sat", {}, r"strips_u8_u64_sat_w\d+_r\d+", None),
-    ((1080, 1920), "sat", {"dtype": "int32", "layout": "opencv"}, r"strips_u8_i32_satpad_w\d+_r\d+", None),
+    ((3, 100, 257), "sat", {}, "tiles_u8_u64_sat_w8_r8_v4", 3 * 2 * 3),          # tiles of 64 x 128
+    ((1080, 1920), "sat", {"dtype": "int32", "layout": "opencv"}, "tiles_u8_i32_satpad_w8_r8_v4", 17 * 15),
     ((5, 3001), "prefix_sums", {"axis": -1}, "segmented_scan_u8_u64_scan", 15005 // 2048 + 1),   # 8-byte sums: 2048 a tile
     ((3001, 5), "prefix_sums", {"axis": 0}, r"strips_u8_u64_cols_w\d+_r\d+", None),
     ((4, 37, 129), "sum", {"axis": 1}, r"strips_u8_u64_coltotal_w\d+_r\d+", None),
@@ -118,18 +118,36 @@ def test_float_vectors_squares_and_whole_sums_stay_on_the_tuned_tables():
     assert not shapes.request("sat", np.zeros((64, 65), np.float32), {}).tuned
 
 
-def test_the_model_picks_a_strip_shape_from_the_measured_machine():
+@pytest.mark.parametrize("kind,plan_of,choices", [("strips", shaped.strips_plan, shaped.STRIP_SHAPES),
+                                                  ("tiles", shaped.tiles_plan, shaped.TILE_SHAPES)])
+def test_the_model_picks_the_fastest_shape_on_the_measured_machine(kind, plan_of, choices):
+    from memtune.costmodel.physical import launch as L
     from memtune.tuner import load_model
 
     machine = load_model("NVIDIA H100 80GB HBM3").machine
-    picked = shaped.pick_strips(1, 4096, 4096, "float32", "float32", "sat", machine)
-    assert picked in shaped.STRIP_SHAPES
-    from memtune.costmodel.physical import launch as L
 
     def ns(shape):
-        plan = shaped.strips_plan(1, 4096, 4096, "float32", "float32", "sat", *shape)
+        plan = plan_of(1, 4096, 4096, "float32", "float32", "sat", *shape)
         return L.run_time_ns(plan, machine, L.plan_times(plan, machine))
-    assert ns(picked) == min(ns(s) for s in shaped.STRIP_SHAPES)
+    picked = shaped.fastest(lambda *s: plan_of(1, 4096, 4096, "float32", "float32", "sat", *s), choices, machine)
+    assert picked in choices and ns(picked) == min(ns(s) for s in choices)
+    assert shaped.fastest(None, choices, None) == choices[0]
+    times = sorted(ns(s) for s in choices)
+    assert times[0] < times[-1]                         # the shapes are told apart
+
+
+def test_a_sat_is_planned_in_tiles_whose_status_words_are_one_per_column_and_one_per_row():
+    """3 images of 100 x 300 in tiles of 32 rows by 128 columns: 4 tile rows and 3 tile columns an image;
+    a word per (tile row, column) above and per (tile column, row) to the left, 8 bytes each for int32."""
+    plan = shaped.tiles_plan(3, 100, 300, "uint8", "int32", "satpad", 4, 8, 4)
+    launch = plan.launches[-1]
+    assert launch.function == "tiles_u8_i32_satpad_w4_r8_v4"
+    assert launch.grid == 3 * 4 * 3 and launch.block == (32, 4)
+    assert plan.arrays["status"] == (3 * 4 * 300 + 3 * 3 * 100) * 8
+    assert plan.arrays["out"] == 3 * 101 * 301 * 4 and plan.arrays["a"] == 3 * 100 * 300
+    assert [a.value for a in launch.args[2:6]] == [100, 300, 3, 12]
+    req = shapes.request("sat", np.zeros((3, 100, 300), np.uint8), {"dtype": "int32", "layout": "opencv"})
+    assert shapes.plan(req, None).launches[-1].function == "tiles_u8_i32_satpad_w8_r8_v4"   # the first shape
 
 
 def test_square_products_keep_their_one_side_entry_and_others_take_every_side():

@@ -44,6 +44,28 @@ def test_sat_of_any_shape_batch_and_dtype_matches_numpy(shape, src, dst, layout)
         assert not got[..., 0, :].any() and not got[..., :, 0].any()
 
 
+@pytest.mark.parametrize("tile", [pytest.param(t, id="w{}_r{}_v{}".format(*t)) for t in __import__(
+    "memtune.kernels.shaped", fromlist=["TILE_SHAPES"]).TILE_SHAPES])
+@pytest.mark.parametrize("shape,src,dst,layout", [((2, 1000, 1500), "int32", "int64", "same"),
+                                                  ((1, 4099, 333), "uint8", "int32", "opencv"),
+                                                  ((3, 65, 4097), "float32", "float64", "same"),
+                                                  ((1, 700, 257), "float64", "float64", "opencv")])
+def test_every_tile_shape_gives_the_sat_of_odd_images(tile, shape, src, dst, layout):
+    """Each compiled tile shape, many tile rows and columns deep (look-back in both directions), partial tiles
+    at the right and bottom edges, and batches whose tiles meet only inside their own image."""
+    import cupy as cp
+
+    from memtune.kernels import shaped
+
+    a = _data(shape, src, np.random.default_rng())
+    req = shapes.request("sat", a, {"dtype": dst, "layout": layout})
+    plan = shaped.tiles_plan(shape[0], shape[1], shape[2], src, dst, "satpad" if layout == "opencv" else "sat", *tile)
+    out = cp.full(req.out_shape, 7, dst)                  # every element must be written
+    got = shaped.execute(plan, {"a": cp.asarray(a), "out": out})
+    expected = shapes.on_cpu(req, {"a": a.astype(np.float64) if dst.startswith("float") else a})
+    _check(got, expected.astype(dst), dst)
+
+
 SCAN_CASES = [((1,), None, "int32"), ((2049,), None, "int32"), ((1_000_003,), None, "uint8"), ((5, 3001), -1, "int32"),
               ((3001, 5), 0, "uint16"), ((4, 37, 129), 1, "int64"), ((7, 1), 1, "float32"), ((2, 3, 4000), 0, "float64"),
               ((100_000, 3), 1, "int32"), ((3, 2, 5), None, "int32"), ((3, 700_001), 1, "float32"),

@@ -36,7 +36,8 @@ class Family:
 
 FAMILIES = {f.name: f for f in (
     Family("sat", "summed area table of an n̄ x n̄ matrix",
-           ("sat_2r2w", "sat_4r4w", "sat_4r1w", "sat_2r1w", "sat_1r1w", "sat_1pr1w", "sat_1r1w_lookback"),
+           ("sat_2r2w", "sat_4r4w", "sat_4r1w", "sat_2r1w", "sat_1r1w", "sat_1pr1w", "sat_1r1w_lookback",
+            "sat_tiles_lookback"),
            ("cupy_double_cumsum",)),
     Family("prefix_sums", "inclusive prefix sums of n numbers",
            ("prefix_sums_simple[global]", "prefix_sums_optimal[global]", "prefix_sums_lookback"), ("cupy_cumsum",)),

@@ -27,7 +27,7 @@ from ..symbol_table import symbols
 
 ENTRIES = Entries()   # this chapter's registry entries, in the order they are defined
 
-n, nbar, w, L, r, depth, R = symbols("n", "nbar", "w", "L", "r", "depth", "R")
+n, nbar, w, L, r, depth, R, H, C = symbols("n", "nbar", "w", "L", "r", "depth", "R", "H", "C")
 BOUND = bounds.permutation_bound(source="000 ch. 6: every element read and written once")
 DOMAIN = (w <= nbar, sympy.Eq(n, nbar ** 2))
 
@@ -82,3 +82,15 @@ _sat("sat_1r1w_lookback", Rounds(global_coalesced_read=1 + 1 / R, global_coalesc
      "strips above through decoupled look-back on per-column status words",
      "memtune (decoupled look-back over strips); cost as 000 §6.1 with no barrier",
      {}, chain=nbar / (4 * w), more=("R",), domain=(R >= 1, R <= nbar))
+
+# Tiles of H rows by C columns, each its own block: every (tile row, column) and every (tile column, row)
+# publishes an aggregate and an inclusive status word and reads at least one on look-back (3n/H + 3n/C
+# accesses). The dependent round trips are one to the tile row above, one a pass of 8 tile rows above
+# (H/8 warps of 8 rows each read one), n̄/H² · 8 in all, and one a pass of 4 tile columns to the left.
+_sat("sat_tiles_lookback", Rounds(global_coalesced_read=1 + 1 / H + 1 / C, global_coalesced_write=1 + 2 / H + 2 / C,
+                                  barriers=0),
+     2 * n + 3 * n / H + 3 * n / C, 0, 0,
+     "beyond the seeds: 1R1W in one launch of H x C tiles, a block each, meeting the tiles above through "
+     "look-back on per-column status words and then the tiles to the left on per-row words",
+     "memtune (decoupled look-back in two directions); cost as 000 §6.1 with no barrier",
+     {}, chain=1 + 8 * nbar / H ** 2 + nbar / (4 * C), more=("H", "C"), domain=(H >= 1, C >= 1, H <= nbar, C <= nbar))
