@@ -14,7 +14,7 @@ hmm_permutation_s_designated hmm_transpose hmm_rowwise_permutation hmm_columnwis
 hmm_scheduled_permutation sat_2r2w sat_4r4w sat_4r1w sat_2r1w sat_1r1w sat_1pr1w conv_dmm conv_hmm matmul_dmm
 matmul_hmm transpose_crsw transpose_srcw transpose_drdw""".split()
 TYPICAL = {"n": 1 << 22, "nbar": 2048, "w": 32, "l": 2, "L": 400, "p": 1024, "d": 16, "m": 64, "v": 3,
-           "r": 0.1, "depth": 0, "k": 8, "c": 3.46, "Dw": 1 << 22, "R": 32}
+           "r": 0.1, "depth": 0, "k": 8, "c": 3.46, "Dw": 1 << 22, "R": 32, "H": 64, "C": 128}
 n, nbar, w, l, L, p, d, m, v, r, depth = (symbol(s) for s in ("n", "nbar", "w", "l", "L", "p", "d", "m", "v", "r", "depth"))
 
 
