@@ -14,6 +14,7 @@ from ..costmodel.physical.launch import Access, Array, HostValue, Launch, Plan, 
 from .base import Inputs, Kernel, cdiv, cupy, dtype_of, lookback_arrays, status_word_bytes, suffix
 from .executor import next_epoch_launch
 from .hmm_permutation import fitting_tile, transpose_launch
+from .shaped import tiles_plan
 
 SOURCE = "sat.cu"
 SOURCES = (SOURCE, "hmm_permutation.cu")      # (1+r)R1W's transposes are the HMM transpose's kernels
@@ -277,8 +278,6 @@ class SATTilesLookback(SAT):
         return {"n": size, "nbar": math.isqrt(size), "H": self.ROWS * params["warps"], "C": 32 * params["vectors"]}
 
     def launch_plan(self, size, dtype, params, case):
-        from .shaped import tiles_plan
-
         nbar = math.isqrt(size)
         return tiles_plan(1, nbar, nbar, dtype, dtype, "sat", params["warps"], self.ROWS, params["vectors"])
 

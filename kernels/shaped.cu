@@ -217,6 +217,31 @@ __device__ __forceinline__ void prefix_rows(OUT (&v)[RPW][V], OUT (&carry)[RPW])
         }
 }
 
+// Column prefix sums down the warp's RPW rows, then across the block's warps through `band`: agg[k] is
+// the block's sum of column k * 32 + lane, and off[k] the sum of the warps above this one.
+template <typename OUT, int WARPS, int V, int RPW>
+__device__ __forceinline__ void column_band(OUT (&v)[RPW][V], OUT (&band)[WARPS][32 * V], OUT (&agg)[V], OUT (&off)[V]) {
+    const int lane = threadIdx.x, warp = threadIdx.y;
+#pragma unroll
+    for (int r = 1; r < RPW; ++r)
+#pragma unroll
+        for (int k = 0; k < V; ++k) v[r][k] += v[r - 1][k];
+#pragma unroll
+    for (int k = 0; k < V; ++k) band[warp][k * 32 + lane] = v[RPW - 1][k];
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        agg[k] = 0;
+        off[k] = 0;
+#pragma unroll
+        for (int q = 0; q < WARPS; ++q) {
+            const OUT x = band[q][k * 32 + lane];
+            agg[k] += x;
+            if (q < warp) off[k] += x;
+        }
+    }
+}
+
 // Warp 0: the column sums above this strip (inside its image), one strip of words at a time.
 template <typename OUT, int V>
 __device__ void look_back_strips(const typename Status<OUT>::Word* status, OUT (&above)[V], long long strip,
@@ -274,24 +299,8 @@ __device__ void strips(const IN* __restrict__ a, OUT* __restrict__ b, int h, int
 #pragma unroll
         for (int k = 0; k < V; ++k) off[k] = 0;
         if (COLS) {
-#pragma unroll
-            for (int r = 1; r < RPW; ++r)
-#pragma unroll
-                for (int k = 0; k < V; ++k) v[r][k] += v[r - 1][k];
-#pragma unroll
-            for (int k = 0; k < V; ++k) band[warp][k * 32 + lane] = v[RPW - 1][k];
-            __syncthreads();
             OUT agg[V];
-#pragma unroll
-            for (int k = 0; k < V; ++k) {
-                agg[k] = 0;
-#pragma unroll
-                for (int q = 0; q < WARPS; ++q) {
-                    const OUT x = band[q][k * 32 + lane];
-                    agg[k] += x;
-                    if (q < warp) off[k] += x;
-                }
-            }
+            column_band<OUT, WARPS, V, RPW>(v, band, agg, off);
             if (warp == 0) {
 #pragma unroll
                 for (int k = 0; k < V; ++k)
@@ -432,26 +441,8 @@ __device__ void tiles(const IN* __restrict__ a, OUT* __restrict__ b, int h, int 
     const long long tiles_y = per_image / tiles_x, images = gridDim.x / per_image;
     const long long up_words = (image * tiles_y + ti) * w;             // this tile row's per-column words
     const long long left_words = images * tiles_y * w + image * tiles_x * (long long)h;   // the image's per-row words
-    // column prefix sums down the warp's rows, then across the warps
-#pragma unroll
-    for (int r = 1; r < RPW; ++r)
-#pragma unroll
-        for (int k = 0; k < V; ++k) v[r][k] += v[r - 1][k];
-#pragma unroll
-    for (int k = 0; k < V; ++k) band[warp][k * 32 + lane] = v[RPW - 1][k];
-    __syncthreads();
     OUT agg[V], off[V];
-#pragma unroll
-    for (int k = 0; k < V; ++k) {
-        agg[k] = 0;
-        off[k] = 0;
-#pragma unroll
-        for (int q = 0; q < WARPS; ++q) {
-            const OUT x = band[q][k * 32 + lane];
-            agg[k] += x;
-            if (q < warp) off[k] += x;
-        }
-    }
+    column_band<OUT, WARPS, V, RPW>(v, band, agg, off);
     if (warp == 0)
 #pragma unroll
         for (int k = 0; k < V; ++k)

@@ -173,7 +173,7 @@ def plan(req: Request, device: str | None = None):
         return shaped.transpose_plan(math.prod(s[:-2]), s[-2], s[-1], np.dtype(req.src).itemsize)
     if req.family == "sat":
         images, mode = math.prod(s[:-2]), "sat" if req.layout == "same" else "satpad"
-        return _fastest("tiles", images, s[-2], s[-1], req.src, req.dst, mode, device)
+        return _fastest(shaped.tiles_plan, shaped.TILE_SHAPES, images, s[-2], s[-1], req.src, req.dst, mode, device)
     total = req.family == "sum"
     if req.axis is None:
         n = math.prod(s)
@@ -181,7 +181,8 @@ def plan(req: Request, device: str | None = None):
     outer, length, inner = shaped.axis_layout(s, req.axis)
     if inner == 1:
         return shaped.scan_plan(outer * length, length, req.src, req.dst, total)
-    return _fastest("strips", outer, length, inner, req.src, req.dst, "coltotal" if total else "cols", device)
+    return _fastest(shaped.strips_plan, shaped.STRIP_SHAPES, outer, length, inner, req.src, req.dst,
+                    "coltotal" if total else "cols", device)
 
 
 def _product_plan(req: Request, device: str | None):
@@ -204,14 +205,13 @@ def _product_plan(req: Request, device: str | None):
     return conv_matmul.matmul_plan(s[0], s[1], req.other[1], req.src, params)
 
 
-def _fastest(kind: str, images, h, w, src, dst, mode, device):
-    """The strips or tiles plan whose shape the device's physical model times fastest."""
+def _fastest(plan_of, shapes, images, h, w, src, dst, mode, device):
+    """``plan_of``'s plan (shaped.tiles_plan or strips_plan) in the shape of ``shapes`` that the device's physical
+    model times fastest."""
     from .kernels import shaped
     from .tuner import load_model
 
     machine = getattr(load_model(device), "machine", None) if device else None
-    plan_of, shapes = ((shaped.tiles_plan, shaped.TILE_SHAPES) if kind == "tiles" else
-                       (shaped.strips_plan, shaped.STRIP_SHAPES))
     shape = shaped.fastest(lambda *s: plan_of(images, h, w, src, dst, mode, *s), shapes, machine)
     return plan_of(images, h, w, src, dst, mode, *shape)
 
