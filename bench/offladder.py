@@ -8,6 +8,11 @@ operations, are measured (``offladder_grid.csv``; output checked against numpy, 
 Run: ``python bench/offladder.py --table tuner/tables/<device>.csv [--out DIR] [--repeats R] [--family F ...]``
 (``--family``: only those families' cases, after their rows were rebuilt).
 
+``--shaped``: the same check for the shaped kernels' block shapes (:mod:`memtune.tuner.shaped_tables`) at
+requests its ladder does not hold: the table's answer is written first (``shaped_answers.json``), then every
+block shape of each request is measured round-robin over ``--rounds`` rounds, each a median of ``--repeats``
+(``shaped_offladder.json``: the answer's time over the best's).
+
 A grid's minimum over hundreds of noisy medians is biased low (the luckiest of them), and at a few
 microseconds 5 % is below one run's jitter. ``--recheck DIR`` measures again, in one process, the answer
 and the grid's ``TOP`` fastest configurations of each case in DIR, round-robin over ``--rounds`` rounds
@@ -120,12 +125,63 @@ def recheck(folder: Path, out: Path, rounds: int, repeats: int) -> None:
     print(f"re-measured: within 5 % of the best of the grid's {TOP} fastest: {hits} of {len(rows)}")
 
 
+SHAPED_CASES = [("tiles", 1, 720, 1280, "uint8", "int32", "satpad"), ("tiles", 1, 3000, 5000, "float32", "float32", "sat"),
+                ("tiles", 1, 2000, 8000, "float32", "float32", "sat"), ("tiles", 1, 5000, 3000, "float64", "float64", "sat"),
+                ("tiles", 4, 1000, 1000, "uint8", "uint64", "sat"), ("tiles", 1, 4099, 4097, "float32", "float32", "sat"),
+                ("tiles", 1, 600, 800, "int32", "int64", "sat"), ("tiles", 1, 8192, 2048, "uint8", "int32", "satpad"),
+                ("strips", 1, 2000, 3000, "float32", "float32", "cols"),
+                ("strips", 1, 3000, 2000, "float32", "float32", "coltotal"),
+                ("strips", 8, 1000, 1000, "int32", "int64", "cols"), ("strips", 1, 100000, 32, "float32", "float32", "coltotal"),
+                ("strips", 1, 512, 20000, "float64", "float64", "cols"), ("strips", 1, 10007, 1000, "float32", "float32", "cols")]
+
+
+def shaped_check(table, device: str, out: Path, rounds: int, repeats: int) -> None:
+    """The table's answer at each of :data:`SHAPED_CASES` (written first) against every block shape, re-measured
+    round-robin."""
+    import numpy as np
+
+    from memtune.kernels import shaped
+    from memtune.kernels.timing import time_call
+    from memtune.tuner import shaped_tables as st
+
+    choices = [shaped.ShapeChoice(*c) for c in SHAPED_CASES]
+    assert not set(choices) & set(st.LADDER), "a case is on the ladder"
+    answered = [(c, st.answer(c, device, [table])) for c in choices]
+    (out / "shaped_answers.json").write_text(json.dumps([{"request": c.describe(), **a.to_dict()} for c, a in answered],
+                                                        indent=1))
+    rows = []
+    for choice, answer in answered:
+        a, want = st.sample(choice, 0)
+        outarr = want.astype(choice.dst)
+        plans = {json.dumps(p, sort_keys=True): choice.plan(p) for p in choice.points()}
+        times = {k: [] for k in plans}
+        for _ in range(rounds):
+            for key, plan in plans.items():
+                times[key].append(float(np.median(time_call(lambda: shaped.execute(plan, {"a": a, "out": outarr}),
+                                                            repeats))))
+        medians = {k: float(np.median(t)) for k, t in times.items()}
+        best = min(medians, key=medians.get)
+        mine = medians[json.dumps(answer.params, sort_keys=True)]
+        rows.append({"request": choice.describe(), "source": answer.source, "answer": answer.params,
+                     "predicted_ms": answer.predicted_ms, "answer_ms": mine, "best": json.loads(best),
+                     "best_ms": medians[best], "ratio": mine / medians[best], "within_5pct": mine <= 1.05 * medians[best],
+                     "shapes_ms": medians})
+        print(f"{choice.describe():45s} {answer.source:12s} {rows[-1]['ratio']:.3f} ({mine:.4f} ms against "
+              f"{medians[best]:.4f})", flush=True)
+    hits = sum(r["within_5pct"] for r in rows)
+    (out / "shaped_offladder.json").write_text(json.dumps(
+        {"device": device, "cases": len(rows), "within_5pct": hits, "share": hits / len(rows), "rounds": rounds,
+         "repeats": repeats, "rows": rows}, indent=1))
+    print(f"shaped: within 5 % of the best block shape: {hits} of {len(rows)}")
+
+
 def main() -> None:
     def extra(p):
         p.add_argument("--table")
         p.add_argument("--recheck", type=Path, help="a folder of an earlier run: re-measure its answers and bests")
         p.add_argument("--rounds", type=int, default=7)
         p.add_argument("--family", nargs="+", help="only these families' cases")
+        p.add_argument("--shaped", action="store_true", help="the shaped kernels' block shapes instead of the families")
 
     args, out = setup(__doc__, repeats=10, extra=extra)
     from memtune.kernels.timing import Device
@@ -136,6 +192,8 @@ def main() -> None:
         raise SystemExit("offladder.py: --table or --recheck is required")
     device = Device.current().name
     table = tuner.LookupTable.read(args.table, must_exist=True)
+    if args.shaped:
+        return shaped_check(table, device, out, args.rounds, args.repeats)
     cases = [c for c in CASES if not args.family or c[0] in args.family]
     answered = answers(table, device, cases)
     (out / "offladder_answers.json").write_text(json.dumps(answered, indent=1))

@@ -55,22 +55,9 @@ def nearest_ladder(family: str, elements: int) -> tuple:
 
 
 def timed(fn, repeats: int) -> float:
-    import cupy as cp
-    from memtune.kernels.timing import flush_l2, hold_gpu
+    from memtune.kernels.timing import time_call
 
-    for _ in range(3):
-        fn()
-    cp.cuda.Device().synchronize()
-    start, stop, times = cp.cuda.Event(), cp.cuda.Event(), []
-    for _ in range(repeats):
-        flush_l2()
-        hold_gpu()
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop))
-    return float(np.median(times))
+    return float(np.median(time_call(fn, repeats)))
 
 
 def peer(family: str, a, options: dict):

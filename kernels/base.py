@@ -25,7 +25,7 @@ from ..costmodel.errors import ParameterError
 from ..costmodel.physical.launch import Plan
 from ..costmodel.space import Limits, SearchSpace
 from ..costmodel.validation import problem_size
-from .device import cupy, source_digest
+from .device import cupy, sources_hash
 from .errors import KernelLaunchError
 from .executor import run_plan
 
@@ -194,7 +194,7 @@ class Kernel:
                  or ((module.SOURCE,) if hasattr(module, "SOURCE") else ()))
         if self.peer or not files:
             return hashlib.sha256(f"cupy:{self.name}".encode()).hexdigest()[:12]
-        return hashlib.sha256(" ".join(source_digest(f) for f in files).encode()).hexdigest()[:12]
+        return sources_hash(files)
 
     # -- the cost model's contract (memtune.costmodel.contracts.CostedKernel) ---------------------
     def model_values(self, size: int, params: dict, case: dict, limits: Limits) -> dict:

@@ -67,6 +67,12 @@ def source_digest(filename: str) -> str:
     return digest.hexdigest()[:12]
 
 
+def sources_hash(files) -> str:
+    """A short hash of the CUDA ``files`` (each with its headers): a table row that carries another one was
+    measured with other code."""
+    return hashlib.sha256(" ".join(source_digest(f) for f in files).encode()).hexdigest()[:12]
+
+
 def with_headers(filename: str, read=None) -> list[tuple[str, str]]:
     """(name, text) of ``kernels/<filename>`` and every header it includes, transitively, in the order they
     are met; ``read`` gives a file's text by name (default: the installed source)."""

@@ -20,6 +20,7 @@ import numpy as np
 from ..costmodel.errors import ParameterError
 from ..costmodel.physical.launch import Access, Array, HostValue, Launch, Plan, Scalar
 from .base import Inputs, cdiv, status_word_bytes
+from .device import sources_hash
 from .executor import next_epoch_launch, run_plan
 
 SOURCE = "shaped.cu"
@@ -179,17 +180,70 @@ def execute(plan: Plan, arrays: dict):
     return out
 
 
-def fastest(plan_of, shapes, machine):
-    """The shape whose plan (``plan_of(*shape)``) the physical model times fastest (the first listed where no
-    machine is known)."""
-    if machine is None:
-        return shapes[0]
-    from ..costmodel.physical import launch as L
+# the shaped operations whose block shape is chosen: their plan function, its shapes and their names
+CHOICES = {"tiles": (tiles_plan, TILE_SHAPES, ("warps", "rows", "vectors")),
+           "strips": (strips_plan, STRIP_SHAPES, ("warps", "rows"))}
+TABLE_KERNELS = tuple(f"shaped_{kind}" for kind in CHOICES)      # their rows' kernel names in a lookup table
+MODES = {"tiles": ("sat", "satpad"), "strips": ("sat", "satpad", "cols", "coltotal")}
 
-    def ns(shape):
-        plan = plan_of(*shape)
-        return L.run_time_ns(plan, machine, L.plan_times(plan, machine))
-    return min(shapes, key=ns)
+
+@dataclass(frozen=True)
+class ShapeChoice:
+    """One shaped operation whose block shape is chosen: a SAT in ``tiles`` or column sums in ``strips`` of
+    ``images`` h x w images of ``src`` summed in ``dst`` (``mode`` as the plans take it). A lookup table
+    keeps its measured shapes under :attr:`table_key`."""
+
+    kind: str
+    images: int
+    h: int
+    w: int
+    src: str
+    dst: str
+    mode: str
+
+    def __post_init__(self):
+        if self.kind not in CHOICES or self.mode not in MODES[self.kind]:
+            raise ParameterError("kind", f"a shape choice is tiles ({', '.join(MODES['tiles'])}) or strips "
+                                         f"({', '.join(MODES['strips'])}), got {self.kind} {self.mode}")
+        check_sum_dtype(self.src, self.dst)
+
+    @property
+    def names(self) -> tuple:
+        return CHOICES[self.kind][2]
+
+    def points(self) -> list[dict]:
+        """Every block shape, as parameters by name."""
+        return [dict(zip(self.names, shape)) for shape in CHOICES[self.kind][1]]
+
+    def plan(self, params: dict) -> Plan:
+        plan_of = CHOICES[self.kind][0]
+        return plan_of(self.images, self.h, self.w, self.src, self.dst, self.mode, *(params[k] for k in self.names))
+
+    def predict_ms(self, machine, params: dict) -> float:
+        """The physical model's time of the plan in ``params``' shape on ``machine``."""
+        from ..costmodel.physical import launch as L
+
+        plan = self.plan(params)
+        return L.run_time_ns(plan, machine, L.plan_times(plan, machine)) * 1e-6
+
+    def model_pick(self, machine) -> dict:
+        """The shape the physical model times fastest (the first listed where no machine is known)."""
+        points = self.points()
+        return points[0] if machine is None else min(points, key=lambda p: self.predict_ms(machine, p))
+
+    @property
+    def table_key(self) -> tuple[str, str, int, dict]:
+        """(kernel, dtype, size, case) of its rows in a lookup table."""
+        return (f"shaped_{self.kind}", self.src, self.images * self.h * self.w,
+                {"layout": [self.images, self.h, self.w], "dst": self.dst, "mode": self.mode})
+
+    def describe(self) -> str:
+        return f"{self.kind} {self.mode} {self.images}x{self.h}x{self.w} {self.src}->{self.dst}"
+
+
+def source_hash() -> str:
+    """The hash a table row of a shape choice carries: this file's CUDA source and its headers."""
+    return sources_hash((SOURCE,))
 
 
 def axis_layout(shape: tuple, axis: int) -> tuple[int, int, int]:

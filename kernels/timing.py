@@ -76,25 +76,11 @@ def measure(kernel: Kernel, inputs: Inputs, repeats: int = 20, warmup: int = 3, 
             times_out: list | None = None, **params) -> dict:
     """Median time (ms, per operation) with the inter-quartile range, as one result row; ``times_out``, where
     given, receives every repeat's time."""
-    cp = cupy()
     params = kernel.check_params(params)
     flush = kernel.memory == "global" if flush is None else flush
     ops = kernel.ops_per_run(**params)
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
     try:
-        for _ in range(warmup):
-            kernel.run(inputs, **params)
-        cp.cuda.Device().synchronize()
-        times = []
-        for _ in range(repeats):
-            if flush:
-                flush_l2()
-            hold_gpu()
-            start.record()
-            kernel.run(inputs, **params)
-            stop.record()
-            stop.synchronize()
-            times.append(cp.cuda.get_elapsed_time(start, stop) / ops)
+        times = [t / ops for t in time_call(lambda: kernel.run(inputs, **params), repeats, warmup, flush)]
     except KernelLaunchError:
         raise
     except Exception as exc:   # out of memory, launch failure: one message the tuner can record
@@ -109,6 +95,27 @@ def measure(kernel: Kernel, inputs: Inputs, repeats: int = 20, warmup: int = 3, 
             "median_ms": float(med), "iqr_ms": float(q3 - q1), "min_ms": float(min(times)), "repeats": repeats,
             "flush_l2": flush, "bandwidth_GBps": effective_bandwidth(kernel, inputs, med),
             "spread": float(statistics.pstdev(times) / med) if med else 0.0}
+
+
+def time_call(run, repeats: int = 20, warmup: int = 3, flush: bool = True) -> list[float]:
+    """Each repeat's time (ms) of ``run()``, timed as every kernel is: after ``warmup`` runs, each repeat from a
+    cold L2 (``flush``) with the GPU held busy while the host prepares it, between CUDA events."""
+    cp = cupy()
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    for _ in range(warmup):
+        run()
+    cp.cuda.Device().synchronize()
+    times = []
+    for _ in range(repeats):
+        if flush:
+            flush_l2()
+        hold_gpu()
+        start.record()
+        run()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop))
+    return times
 
 
 def effective_bandwidth(kernel: Kernel, inputs: Inputs, ms: float) -> float:

@@ -162,8 +162,8 @@ def on_gpu(req: Request, arrays: dict, device: str | None = None):
 
 @functools.lru_cache(maxsize=256)
 def plan(req: Request, device: str | None = None):
-    """The launch plan that solves ``req`` (on ``device``'s physical model the tile or strip shape is the
-    fastest): a SAT in two-dimensional tiles, sums and prefix sums down an axis in strips."""
+    """The launch plan that solves ``req``: a SAT in two-dimensional tiles, sums and prefix sums down an axis in
+    strips, in the block shape the lookup tables answer for ``device`` (:func:`shape_answer`)."""
     from .kernels import shaped
 
     s = req.shape
@@ -171,18 +171,40 @@ def plan(req: Request, device: str | None = None):
         return _product_plan(req, device)
     if req.family == "transpose":
         return shaped.transpose_plan(math.prod(s[:-2]), s[-2], s[-1], np.dtype(req.src).itemsize)
-    if req.family == "sat":
-        images, mode = math.prod(s[:-2]), "sat" if req.layout == "same" else "satpad"
-        return _fastest(shaped.tiles_plan, shaped.TILE_SHAPES, images, s[-2], s[-1], req.src, req.dst, mode, device)
+    choice = shape_choice(req)
+    if choice is not None:
+        return choice.plan(shape_answer(choice, device).params)
     total = req.family == "sum"
     if req.axis is None:
         n = math.prod(s)
         return shaped.scan_plan(n, n, req.src, req.dst, total)
-    outer, length, inner = shaped.axis_layout(s, req.axis)
-    if inner == 1:
-        return shaped.scan_plan(outer * length, length, req.src, req.dst, total)
-    return _fastest(shaped.strips_plan, shaped.STRIP_SHAPES, outer, length, inner, req.src, req.dst,
-                    "coltotal" if total else "cols", device)
+    outer, length, _ = shaped.axis_layout(s, req.axis)
+    return shaped.scan_plan(outer * length, length, req.src, req.dst, total)
+
+
+def shape_choice(req: Request):
+    """The shaped operation whose block shape is chosen for ``req`` (a SAT's tiles; the strips of sums and prefix
+    sums down an axis that has elements after it); None where the plan has no choice."""
+    from .kernels import shaped
+
+    s = req.shape
+    if req.family == "sat":
+        return shaped.ShapeChoice("tiles", math.prod(s[:-2]), s[-2], s[-1], req.src, req.dst,
+                                  "sat" if req.layout == "same" else "satpad")
+    if req.family in ("prefix_sums", "sum") and req.axis is not None:
+        outer, length, inner = shaped.axis_layout(s, req.axis)
+        if inner > 1:
+            mode = "coltotal" if req.family == "sum" else "cols"
+            return shaped.ShapeChoice("strips", outer, length, inner, req.src, req.dst, mode)
+    return None
+
+
+def shape_answer(choice, device: str | None):
+    """The lookup's answer for ``choice`` on ``device``: measured, interpolated between recorded shapes, or the
+    physical model's pick (:mod:`memtune.tuner.shaped_tables`)."""
+    from .tuner.shaped_tables import answer
+
+    return answer(choice, device)
 
 
 def _product_plan(req: Request, device: str | None):
@@ -203,17 +225,6 @@ def _product_plan(req: Request, device: str | None):
     if req.family == "conv":
         return conv_matmul.conv_plan(s[-2], s[-1], math.prod(s[:-2]), v, req.src, params)
     return conv_matmul.matmul_plan(s[0], s[1], req.other[1], req.src, params)
-
-
-def _fastest(plan_of, shapes, images, h, w, src, dst, mode, device):
-    """``plan_of``'s plan (shaped.tiles_plan or strips_plan) in the shape of ``shapes`` that the device's physical
-    model times fastest."""
-    from .kernels import shaped
-    from .tuner import load_model
-
-    machine = getattr(load_model(device), "machine", None) if device else None
-    shape = shaped.fastest(lambda *s: plan_of(images, h, w, src, dst, mode, *s), shapes, machine)
-    return plan_of(images, h, w, src, dst, mode, *shape)
 
 
 # -- the CPU ---------------------------------------------------------------------------------------

@@ -118,22 +118,27 @@ def test_float_vectors_squares_and_whole_sums_stay_on_the_tuned_tables():
     assert not shapes.request("sat", np.zeros((64, 65), np.float32), {}).tuned
 
 
-@pytest.mark.parametrize("kind,plan_of,choices", [("strips", shaped.strips_plan, shaped.STRIP_SHAPES),
-                                                  ("tiles", shaped.tiles_plan, shaped.TILE_SHAPES)])
-def test_the_model_picks_the_fastest_shape_on_the_measured_machine(kind, plan_of, choices):
-    from memtune.costmodel.physical import launch as L
+@pytest.mark.parametrize("kind,shapes_", [("strips", shaped.STRIP_SHAPES), ("tiles", shaped.TILE_SHAPES)])
+def test_the_model_picks_the_fastest_shape_on_the_measured_machine(kind, shapes_):
     from memtune.tuner import load_model
 
     machine = load_model("NVIDIA H100 80GB HBM3").machine
+    choice = shaped.ShapeChoice(kind, 1, 4096, 4096, "float32", "float32", "sat")
+    assert [tuple(p.values()) for p in choice.points()] == list(shapes_)
+    times = {tuple(p.values()): choice.predict_ms(machine, p) for p in choice.points()}
+    picked = tuple(choice.model_pick(machine).values())
+    assert times[picked] == min(times.values())
+    assert choice.model_pick(None) == choice.points()[0]
+    assert min(times.values()) < max(times.values())                # the shapes are told apart
+    assert choice.plan(choice.points()[0]).launches[-1].function == \
+        f"{kind}_f32_f32_sat_w{shapes_[0][0]}_r{shapes_[0][1]}" + (f"_v{shapes_[0][2]}" if kind == "tiles" else "")
 
-    def ns(shape):
-        plan = plan_of(1, 4096, 4096, "float32", "float32", "sat", *shape)
-        return L.run_time_ns(plan, machine, L.plan_times(plan, machine))
-    picked = shaped.fastest(lambda *s: plan_of(1, 4096, 4096, "float32", "float32", "sat", *s), choices, machine)
-    assert picked in choices and ns(picked) == min(ns(s) for s in choices)
-    assert shaped.fastest(None, choices, None) == choices[0]
-    times = sorted(ns(s) for s in choices)
-    assert times[0] < times[-1]                         # the shapes are told apart
+
+def test_a_shape_choice_refuses_a_mode_its_kernel_does_not_have_and_a_lossy_sum():
+    with pytest.raises(ParameterError, match="kind"):
+        shaped.ShapeChoice("tiles", 1, 8, 8, "float32", "float32", "cols")
+    with pytest.raises(ParameterError, match="dtype"):
+        shaped.ShapeChoice("strips", 1, 8, 8, "float64", "float32", "cols")
 
 
 def test_a_sat_is_planned_in_tiles_whose_status_words_are_one_per_column_and_one_per_row():

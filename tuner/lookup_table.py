@@ -152,7 +152,10 @@ def number(value) -> float | None:
 def current_hash(kernel: str) -> str | None:
     """The source hash of a kernel today; None for a name no kernel has."""
     from .. import kernels
+    from ..kernels import shaped
 
+    if kernel in shaped.TABLE_KERNELS:
+        return shaped.source_hash()
     return kernels.KERNELS[kernel].source_hash if kernel in kernels.KERNELS else None
 
 

@@ -28,6 +28,10 @@ def add_arguments(parser):
     build.add_argument("--repeats", type=lambda v: bounded(v, 1000), default=20,
                        help="timed repeats per configuration (fewer, at least 5, for runs over 50 ms)")
     build.add_argument("--no-resume", action="store_true", help="tune points the table has already")
+    build.add_argument("--shaped", action="store_true",
+                       help="instead of the families' ladder, the shapes and types memtune.run's shaped kernels take "
+                            "(SATs of frames, rectangles and batches in uint8 to float64; sums down an axis): every "
+                            "block shape of each measured")
     show = sub.add_parser("show", help="the rows of a table: sizes, source, configurations compared, spread")
     show.add_argument("--table", default=None, help="table to read (default: lookup.csv in the data directory)")
     show.add_argument("--shipped", action="store_true", help="the tables shipped with memtune instead")
@@ -66,6 +70,8 @@ def _build(args) -> int:
     from ..tuner import ladder, tables
 
     cupy()                                   # one clear line without a GPU
+    if args.shaped:
+        return _build_shaped(args)
     points = ladder.points(args.family, args.dtype, args.n)
     if not points:
         from ..costmodel.errors import ParameterError
@@ -76,6 +82,18 @@ def _build(args) -> int:
     runs = sum(len(m.runs) for r in results for m in r.measured)
     print(f"{len(results)} points tuned ({runs} configurations measured), {len(points) - len(results)} recorded "
           f"already or not recorded")
+    return 0
+
+
+def _build_shaped(args) -> int:
+    from ..costmodel.errors import ParameterError
+    from ..tuner import shaped_tables
+
+    if args.family or args.dtype or args.n:
+        raise ParameterError("shaped", "--shaped builds its own ladder of shapes; it takes no --family, --dtype or --n")
+    done = shaped_tables.build(shaped_tables.LADDER, args.table, args.repeats, resume=not args.no_resume)
+    print(f"{len(done)} shaped requests measured ({sum(len(m.runs) for m in done)} block shapes), "
+          f"{len(shaped_tables.LADDER) - len(done)} recorded already")
     return 0
 
 

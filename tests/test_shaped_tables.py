@@ -1,0 +1,122 @@
+"""Tables for the shaped kernels, without a GPU: what a recorded request answers, what an unrecorded one is
+ranked by, which rows are not trusted, and that memtune.run's plans follow the table."""
+import math
+
+import numpy as np
+import pytest
+
+from memtune import shapes
+from memtune.kernels import shaped
+from memtune.kernels.shaped import ShapeChoice
+from memtune.tuner import LookupTable, load_model
+from memtune.tuner import shaped_tables as st
+
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+@pytest.fixture
+def machine():
+    return load_model(H100).machine
+
+
+def measured(choice, times: dict, machine, device=H100) -> st.Measured:
+    """A request 'measured' at the given times per shape (warps, rows[, vectors])."""
+    runs = [(p, times[tuple(p.values())], 0.001, choice.predict_ms(machine, p)) for p in choice.points()]
+    return st.Measured(choice, device, runs)
+
+
+def recorded(path, *results) -> list:
+    for r in results:
+        rows, trials = r.rows()
+        LookupTable.update(path, rows, trials, replace=True)
+    return [LookupTable.read(path)]
+
+
+def test_a_request_is_recorded_as_the_best_of_all_its_shapes_with_every_shape_in_the_trials(tmp_path, machine):
+    choice = ShapeChoice("tiles", 2, 1080, 1920, "uint8", "int32", "satpad")
+    result = measured(choice, {(8, 8, 4): 0.30, (4, 8, 4): 0.25, (8, 8, 2): 0.40}, machine)
+    table = recorded(tmp_path / "t.csv", result)[0]
+    row = table.frame.iloc[0]
+    assert (row.kernel, row["dtype"], int(row["size"])) == ("shaped_tiles", "uint8", 2 * 1080 * 1920)
+    assert row.params == '{"rows": 8, "vectors": 4, "warps": 4}' and float(row.median_ms) == 0.25
+    assert int(row.best_of) == 3 == int(row.space) and bool(row.thorough) and float(row.runner_up_ms) == 0.30
+    assert row.source_hash == shaped.source_hash() and len(table.trials) == 3
+    answer = st.answer(choice, "H100", [table])
+    assert answer.source == "measured" and answer.params == {"warps": 4, "rows": 8, "vectors": 4}
+    assert answer.median_ms == 0.25 and answer.best_of == 3
+
+
+def test_an_unrecorded_request_takes_the_shape_the_neighbours_measured_fast_and_says_its_predicted_time(
+        tmp_path, machine):
+    """The model's pick ran 3x its prediction at both recorded neighbours, the others as predicted: at a size
+    between them the corrected model moves off it, and the predicted time is the corrected one."""
+    new = ShapeChoice("tiles", 1, 3000, 3000, "float32", "float32", "sat")
+    pick = tuple(new.model_pick(machine).values())
+    results = []
+    for side in (2048, 4096):
+        c = ShapeChoice("tiles", 1, side, side, "float32", "float32", "sat")
+        results.append(measured(c, {tuple(p.values()): c.predict_ms(machine, p) * (3.0 if tuple(p.values()) == pick
+                                                                                     else 1.0)
+                                    for p in c.points()}, machine))
+    answer = st.answer(new, "H100", recorded(tmp_path / "t.csv", *results), load_model(H100))
+    assert answer.source == "interpolated" and tuple(answer.params.values()) != pick
+    want = min(new.predict_ms(machine, p) for p in new.points() if tuple(p.values()) != pick)
+    # its time at this size, the model's raised by the share of the slowness the free constant took up
+    assert want < answer.predicted_ms < 1.5 * want
+    assert answer.median_ms is None                                  # nothing was measured at this size
+    assert "1x2048x2048" in answer.note and "1x4096x4096" in answer.note
+
+
+def test_other_types_correct_the_model_only_where_the_request_s_own_types_are_not_recorded(tmp_path, machine):
+    base = ShapeChoice("tiles", 1, 2048, 2048, "float64", "float64", "sat")
+    slow_first = measured(base, {s: (9.0 if s == (8, 8, 4) else 1.0) for s in shaped.TILE_SHAPES}, machine)
+    tables = recorded(tmp_path / "t.csv", slow_first)
+    asked = ShapeChoice("tiles", 1, 3000, 3000, "uint8", "int32", "sat")
+    assert st.answer(asked, "H100", tables, load_model(H100)).params != {"warps": 8, "rows": 8, "vectors": 4}
+    same = ShapeChoice("tiles", 1, 2048, 2048, "uint8", "int32", "sat")
+    tables = recorded(tmp_path / "t.csv", measured(same, {s: (1.0 if s == (8, 8, 4) else 9.0)
+                                                          for s in shaped.TILE_SHAPES}, machine))
+    assert st.answer(asked, "H100", tables, load_model(H100)).params == {"warps": 8, "rows": 8, "vectors": 4}
+
+
+def test_rows_of_another_source_another_device_or_mode_do_not_answer(tmp_path, machine):
+    choice = ShapeChoice("strips", 1, 4096, 1024, "float32", "float32", "cols")
+    result = measured(choice, {s: 1.0 + i for i, s in enumerate(shaped.STRIP_SHAPES)}, machine)
+    path = tmp_path / "t.csv"
+    table = recorded(path, result)[0]
+    assert st.answer(choice, "H200", [table]).source == "model"                # recorded on the H100 only
+    other_mode = ShapeChoice("strips", 1, 4096, 1024, "float32", "float32", "coltotal")
+    assert st.answer(other_mode, "H100", [table]).source == "model"
+    table.frame.loc[:, "source_hash"] = "0123456789ab"                      # measured with another shaped.cu
+    with pytest.warns(Warning, match="another source"):
+        stale = st.answer(choice, "H100", [table])
+    assert stale.source == "model" and stale.params == choice.model_pick(machine)
+    assert st.answer(choice, None, [table]).params == choice.points()[0]      # no device: the first shape
+
+
+def test_memtune_run_plans_in_the_shape_the_table_answers(data_dir, machine):
+    a = np.zeros((1080, 1920), np.uint8)
+    req = shapes.request("sat", a, {"dtype": "int32", "layout": "opencv"})
+    choice = shapes.shape_choice(req)
+    assert choice == ShapeChoice("tiles", 1, 1080, 1920, "uint8", "int32", "satpad")
+    least = {s: 1.0 for s in shaped.TILE_SHAPES}
+    unlikely = next(s for s in shaped.TILE_SHAPES if s != tuple(choice.model_pick(machine).values()))
+    least[unlikely] = 0.5
+    recorded(None, measured(choice, least, machine))                     # the data directory's table
+    shapes.plan.cache_clear()
+    w, r, v = unlikely
+    assert shapes.plan(req, H100).launches[-1].function == f"tiles_u8_i32_satpad_w{w}_r{r}_v{v}"
+    assert shapes.shape_choice(shapes.request("sum", a, {"axis": 1})) is None         # along the rows: no choice
+    assert shapes.shape_choice(shapes.request("sum", a, {"axis": 0})).kind == "strips"
+
+
+def test_the_ladder_holds_the_shapes_users_have_once_each_and_every_one_plans():
+    keys = [c.table_key for c in st.LADDER]
+    assert len({(k, d, s, str(c)) for k, d, s, c in keys}) == len(st.LADDER)
+    layouts = {(c.kind, c.images, c.h, c.w) for c in st.LADDER}
+    assert {("tiles", 1, 1080, 1920), ("tiles", 1, 2160, 3840), ("tiles", 1, 4096, 1024), ("tiles", 16, 512, 512),
+            ("strips", 1, 1024, 4096)} <= layouts
+    assert ("uint8", "int32", "satpad") in {(c.src, c.dst, c.mode) for c in st.LADDER}
+    for c in st.LADDER:
+        for p in c.points():
+            assert c.plan(p).launches[-1].function.startswith(c.kind)
