@@ -742,3 +742,23 @@ def test_cli_calibrate_fits_per_term_units_on_recorded_studies(run_cli, tmp_path
             == pytest.approx(row["measured_ms"], rel=0.02)
     code, out, err = run_cli("calibrate", "--from-csv", str(recorded), "--studies", str(tmp_path / "empty"))
     assert code == 2 and "no recorded study" in err and err.count("\n") == 1
+
+
+def test_a_study_resumed_over_another_space_is_refused_and_the_default_name_tells_the_spaces_apart(tmp_path):
+    """A family that gains an algorithm must not resume the study made before it (whose sampler never
+    proposes the new one): the default name carries the space's fingerprint, and a named study its own."""
+    from memtune.tuner.errors import TunerError
+    from memtune.tuner.objectives import ModelObjective
+    from memtune.tuner.study import default_study_name
+
+    model = tuner.load_model("NVIDIA H100 80GB HBM3")
+    full = tuner.family_problem("sat", 1024 ** 2)
+    fewer = full.restricted(lambda name: name != "sat_tiles_lookback")
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    names = {default_study_name(p, "model", "H100") for p in (full, fewer)}
+    assert len(names) == 2 and all(n.startswith("sat:float32:n=1048576:model@H100#") for n in names)
+    Study(fewer, ModelObjective(fewer, model), model, storage=url, name="mine").run(3)
+    with pytest.raises(TunerError, match="'mine' was created over another search space of sat"):
+        Study(full, ModelObjective(full, model), model, storage=url, name="mine")
+    again = Study(fewer, ModelObjective(fewer, model), model, storage=url, name="mine")     # the same space resumes
+    assert sum(counted(t) for t in again.study.get_trials(deepcopy=False)) == 3

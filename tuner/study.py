@@ -20,6 +20,7 @@ surplus, so a study of T trials ends with exactly T run, none twice.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import time
@@ -69,8 +70,16 @@ class _Progress:
 
 
 def default_study_name(problem, objective: str, device: str) -> str:
+    """Named by the problem, the objective, the device and the search space's fingerprint: a family that gains an
+    algorithm (or a kernel a value) starts a new study rather than resuming one that never proposes it."""
     case = "".join(f",{k}={v}" for k, v in sorted(problem.case.items()))
-    return f"{problem.name}:{problem.dtype}:n={problem.size}{case}:{objective}@{device}"
+    return f"{problem.name}:{problem.dtype}:n={problem.size}{case}:{objective}@{device}#{space_fingerprint(problem)}"
+
+
+def space_fingerprint(problem) -> str:
+    """A short hash of every configuration of the problem's search space."""
+    keys = sorted(config_key(p) for p in problem.points())
+    return hashlib.sha256(json.dumps(keys).encode()).hexdigest()[:8]
 
 
 class Study:
@@ -99,6 +108,7 @@ class Study:
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         self.study = optuna.create_study(storage=self.storage, study_name=self.name, direction="minimize",
                                          sampler=sampler, load_if_exists=True)
+        self._check_space()
         self.add_recorded(recorded)
         self._describe()
         self._groups: dict[str, list[dict]] = {}
@@ -140,12 +150,20 @@ class Study:
     def _open_points(self) -> frozenset:
         return frozenset().union(*(keys for a, keys in self._group_keys.items() if a not in self._ruled_out))
 
+    def _check_space(self) -> None:
+        """A study resumed by name must search the same space it was created over (its algorithms, their values)."""
+        recorded = self.study.user_attrs.get("space")
+        if recorded is not None and recorded != space_fingerprint(self.problem):
+            raise TunerError(f"study: {self.name!r} was created over another search space of {self.problem.name} "
+                             f"(an algorithm or value added or removed since); name a new study")
+
     def _describe(self) -> None:
         attrs = self.study.user_attrs
         if "kernel" in attrs:
             return
         p = self.problem
         for key, value in {"kernel": p.name, "size": p.size, "dtype": p.dtype, "case": json.dumps(p.case),
+                           "space": space_fingerprint(p),
                            "objective": self.objective.name, "device": self.objective.device,
                            "model": f"{self.model.name} ({self.model.device})", "unit": "milliseconds (median)"}.items():
             self.study.set_user_attr(key, value)
