@@ -17,6 +17,8 @@ from common import setup
 from shapes import timed
 
 import memtune
+from memtune.kernels.timing import finished_or_exit as finished
+from memtune.tuner.shaped_tables import reference
 
 # (images, h, w, input dtype, output dtype, mode)
 CASES = [(1, 256, 256, "float32", "float32", "sat"), (1, 512, 512, "float32", "float32", "sat"),
@@ -31,39 +33,12 @@ CASES = [(1, 256, 256, "float32", "float32", "sat"), (1, 512, 512, "float32", "f
          (3, 333, 777, "uint16", "float64", "satpad")]
 
 
-def reference(a, dst, mode):
-    import cupy as cp
-
-    wide = "int64" if np.dtype(dst).kind in "iu" else "float64"
-    table = cp.cumsum(cp.cumsum(a, axis=-2, dtype=wide), axis=-1, dtype=wide)
-    return cp.pad(table, [(0, 0), (1, 0), (1, 0)]) if mode == "satpad" else table
-
-
 def error(got, want) -> float:
     import cupy as cp
 
     if want.dtype.kind == "i":
         return float(cp.abs(got.astype("int64") - want).max())
     return float(cp.abs(got.astype("float64") - want).max() / max(float(cp.abs(want).max()), 1e-300))
-
-
-def finished(run, name: str, seconds: float = 10.0) -> None:
-    """Run once and wait at most ``seconds``: a kernel that never finishes ends the process with its name
-    (a look-back that waits on a word no tile writes would otherwise hang the run)."""
-    import os
-    import time
-
-    import cupy as cp
-
-    done = cp.cuda.Event()
-    run()
-    done.record()
-    deadline = time.monotonic() + seconds
-    while not done.done:
-        if time.monotonic() > deadline:
-            print(f"HANG: {name} did not finish in {seconds} s", flush=True)
-            os._exit(3)
-        time.sleep(0.01)
 
 
 def main() -> int:

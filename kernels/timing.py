@@ -118,6 +118,25 @@ def time_call(run, repeats: int = 20, warmup: int = 3, flush: bool = True) -> li
     return times
 
 
+def finished_or_exit(run, name: str, seconds: float = 10.0) -> None:
+    """Run once and wait at most ``seconds``: a kernel that never finishes (a look-back waiting on a word no
+    block writes) ends the process with its name instead of hanging it; nothing else can stop it."""
+    import os
+    import sys
+    import time
+
+    done = cupy().cuda.Event()
+    run()
+    done.record()
+    deadline = time.monotonic() + seconds
+    while not done.done:
+        if time.monotonic() > deadline:
+            sys.stderr.write(f"HANG: {name} did not finish in {seconds} s\n")
+            sys.stderr.flush()
+            os._exit(3)
+        time.sleep(0.005)
+
+
 def effective_bandwidth(kernel: Kernel, inputs: Inputs, ms: float) -> float:
     """GB/s of the compulsory bytes (the lower bound's: read the input, write the output) in ``ms``."""
     return kernel.compulsory_bytes(inputs.size, np.dtype(inputs.dtype).itemsize) / (ms * 1e-3) / 1e9

@@ -30,7 +30,6 @@ from .correction import Indicators, posterior
 from .lookup_table import Answer, LookupTable, answer_of, device_matches, writable
 
 NEAREST = 3          # recorded requests whose residuals correct the model at an unrecorded one
-CHECK_SECONDS = 10.0  # a first run that has not finished by then is a hang (a look-back waiting forever)
 
 _SAT_SHAPES = ((1, 1000, 1000), (1, 1080, 1920), (1, 2160, 3840), (1, 1024, 4096), (1, 4096, 1024),
                (1, 1024, 1024), (1, 4096, 4096), (16, 512, 512))
@@ -75,7 +74,7 @@ def measure(choice: ShapeChoice, repeats: int = 20, machine=None, seed: int = 0)
     import cupy as cp
 
     from ..kernels import shaped
-    from ..kernels.timing import Device, time_call
+    from ..kernels.timing import Device, finished_or_exit, time_call
     from .errors import TunerError
 
     started = time.perf_counter()
@@ -85,7 +84,7 @@ def measure(choice: ShapeChoice, repeats: int = 20, machine=None, seed: int = 0)
     for params in choice.points():
         plan = choice.plan(params)
         out.fill(0)
-        _finished(lambda: shaped.execute(plan, {"a": a, "out": out}), plan.launches[-1].function)
+        finished_or_exit(lambda: shaped.execute(plan, {"a": a, "out": out}), plan.launches[-1].function)
         if not _agrees(out, want):
             raise TunerError(f"{choice.describe()} {params}: the output differs from CuPy's")
         times = time_call(lambda: shaped.execute(plan, {"a": a, "out": out}), repeats)
@@ -105,15 +104,21 @@ def sample(choice: ShapeChoice, seed: int):
     integer = np.dtype(choice.src).kind in "iu"
     host = rng.integers(0, 256, size=shape).astype(choice.src) if integer else rng.random(shape).astype(choice.src)
     a = cp.asarray(host)
-    wide = "int64" if np.dtype(choice.dst).kind in "iu" else "float64"
+    return a, reference(a, choice.dst, choice.mode)
+
+
+def reference(a, dst: str, mode: str):
+    """CuPy's result for images ``a`` (images, h, w) in ``mode``, summed in int64 or float64 as ``dst`` is an
+    integer or a float type."""
+    import cupy as cp
+
+    wide = "int64" if np.dtype(dst).kind in "iu" else "float64"
     want = cp.cumsum(a, axis=1, dtype=wide)
-    if choice.mode in ("sat", "satpad"):
+    if mode in ("sat", "satpad"):
         want = cp.cumsum(want, axis=2, dtype=wide)
-    if choice.mode == "satpad":
+    if mode == "satpad":
         want = cp.pad(want, [(0, 0), (1, 0), (1, 0)])
-    if choice.mode == "coltotal":
-        want = want[:, -1, :]
-    return a, want
+    return want[:, -1, :] if mode == "coltotal" else want
 
 
 def _agrees(got, want) -> bool:
@@ -123,24 +128,6 @@ def _agrees(got, want) -> bool:
         return bool((got.astype("int64") == want).all())
     scale = max(float(cp.abs(want).max()), 1e-300)
     return float(cp.abs(got.astype("float64") - want).max()) / scale < (1e-5 if got.dtype.itemsize == 4 else 1e-12)
-
-
-def _finished(run, name: str) -> None:
-    """Run once and wait at most :data:`CHECK_SECONDS`: a kernel that never finishes ends the process with its
-    name, rather than hanging the build."""
-    import os
-
-    import cupy as cp
-
-    done = cp.cuda.Event()
-    run()
-    done.record()
-    deadline = time.monotonic() + CHECK_SECONDS
-    while not done.done:
-        if time.monotonic() > deadline:
-            sys.stderr.write(f"{name} did not finish in {CHECK_SECONDS} s: stopping\n")
-            os._exit(3)
-        time.sleep(0.005)
 
 
 def build(choices, path=None, repeats: int = 20, resume: bool = True, log=None) -> list[Measured]:
