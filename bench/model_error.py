@@ -39,3 +39,46 @@ for name in ("conv_matmul", "dmm_permutation", "hmm_permutation", "rap", "sat", 
     print(f"  {name}: {len(f)} rows, {len(once)} distinct, median {once.median():.3f}")
 d = pd.concat(devs)
 print("development (studies), distinct configurations:", len(d), "median %.3f, p90 %.3f" % (d.median(), d.quantile(.9)))
+
+# the shaped kernels (tiles and strips of shaped.cu): development = bench/sat_tiles.py's run, on which the tile
+# shapes and their plan were chosen; held out = the table build's every shape and the off-ladder check, both
+# measured after the plans were fixed. Each (request, shape) once.
+from memtune.kernels.shaped import ShapeChoice  # noqa: E402
+
+
+def shaped_errors(pairs) -> pd.Series:
+    """|model − measured| / measured of (ShapeChoice, params, measured ms) pairs, each (request, shape) once,
+    indexed by (kind, src->dst)."""
+    once = {}
+    for choice, params, ms in pairs:
+        key = (choice, json.dumps(params, sort_keys=True))
+        once.setdefault(key, abs(choice.predict_ms(model.machine, params) - ms) / ms)
+    index = pd.MultiIndex.from_tuples([(c.kind, f"{c.src}->{c.dst}") for c, _ in once], names=["kind", "types"])
+    return pd.Series(list(once.values()), index=index, dtype=float)
+
+
+def developed():
+    for r in json.loads((HERE / "bench/results/h100/sat_tiles/sat_tiles.json").read_text())["rows"]:
+        choice = ShapeChoice(r["kind"], *r["shape"], r["src"], r["dst"], r["mode"])
+        params = dict(zip(choice.names, r["shape_params"]))
+        if params in choice.points():
+            yield choice, params, r["ms"]
+
+
+def held_out():
+    trials = pd.read_csv(HERE / "bench/results/h100/tables_build/shaped/h100_shaped.trials.csv")
+    for r in trials.itertuples():
+        yield ShapeChoice.of_row(r.kernel, r.dtype, r.case), json.loads(r.params), r.median_ms
+    check = json.loads((HERE / "bench/results/h100/offladder/shaped/shaped_offladder.json").read_text())
+    for row in check["rows"]:
+        kind, mode, layout, types = row["request"].split()
+        choice = ShapeChoice(kind, *map(int, layout.split("x")), *types.split("->"), mode)
+        for params, ms in row["shapes_ms"].items():
+            yield choice, json.loads(params), ms
+
+
+for label, pairs in (("shaped kernels, development (sat_tiles.py)", developed()),
+                     ("shaped kernels, held out (table build + off-ladder check)", held_out())):
+    e = shaped_errors(pairs)
+    print(f"{label}: {len(e)} configs; median {e.median():.3f}, p90 {e.quantile(.9):.3f}",
+          {f"{k} {t}": round(float(v), 3) for (k, t), v in e.groupby(level=[0, 1]).median().items()})

@@ -12,6 +12,7 @@ elements laid end to end: ``segmented_scan``) or it has ``inner`` contiguous ele
 """
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 
@@ -239,6 +240,16 @@ class ShapeChoice:
 
     def describe(self) -> str:
         return f"{self.kind} {self.mode} {self.images}x{self.h}x{self.w} {self.src}->{self.dst}"
+
+    @classmethod
+    def of_row(cls, kernel: str, dtype: str, case_json: str) -> "ShapeChoice | None":
+        """The request a table row keys (:attr:`table_key` read back); None for a row that is not one, or that
+        this version cannot read."""
+        try:
+            case = json.loads(case_json)
+            return cls(kernel.removeprefix("shaped_"), *case["layout"], dtype, case["dst"], case["mode"])
+        except (ValueError, KeyError, TypeError, ParameterError):
+            return None
 
 
 def source_hash() -> str:

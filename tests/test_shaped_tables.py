@@ -120,3 +120,14 @@ def test_the_ladder_holds_the_shapes_users_have_once_each_and_every_one_plans():
     for c in st.LADDER:
         for p in c.points():
             assert c.plan(p).launches[-1].function.startswith(c.kind)
+
+
+def test_a_table_row_reads_back_as_the_request_it_keys():
+    import json
+
+    for choice in (ShapeChoice("tiles", 3, 100, 257, "uint8", "int32", "satpad"),
+                   ShapeChoice("strips", 1, 65536, 64, "int32", "int64", "coltotal")):
+        kernel, dtype, _, case = choice.table_key
+        assert ShapeChoice.of_row(kernel, dtype, json.dumps(case, sort_keys=True)) == choice
+    assert ShapeChoice.of_row("shaped_tiles", "float32", '{"layout": [1, 8, 8], "dst": "float32", "mode": "cols"}') is None
+    assert ShapeChoice.of_row("shaped_tiles", "float32", "{}") is None

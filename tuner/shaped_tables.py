@@ -27,7 +27,7 @@ import numpy as np
 
 from ..kernels.shaped import ShapeChoice
 from .correction import Indicators, posterior
-from .lookup_table import Answer, LookupTable, answer_of, device_matches, writable
+from .lookup_table import Answer, LookupTable, device_matches, writable
 
 NEAREST = 3          # recorded requests whose residuals correct the model at an unrecorded one
 
@@ -165,8 +165,9 @@ def answer(choice: ShapeChoice, device: str | None, tables: list | None = None, 
         return Answer(kernel, size, dtype, None, choice.model_pick(None), None, None, "model", note="no device named")
     tables = tables if tables is not None else [LookupTable.read(), LookupTable.shipped()]
     for t in tables:
-        if t.query(kernel, size, dtype, device, case) is not None:
-            return answer_of(_row_of(t, kernel, size, dtype, device, case))
+        found = t.query(kernel, size, dtype, device, case)
+        if found is not None:
+            return found
     model = model or load_model(device)
     machine = getattr(model, "machine", None)
     recorded = _recorded(choice, tables, device) if machine is not None else []
@@ -183,12 +184,6 @@ def answer(choice: ShapeChoice, device: str | None, tables: list | None = None, 
                   note=f"not recorded: the model corrected by {len(recorded)} measurements at {'; '.join(near)}")
 
 
-def _row_of(table: LookupTable, kernel: str, size: int, dtype: str, device: str, case: dict):
-    """The fastest fresh frame row of this key on ``device`` (its provenance as recorded)."""
-    rows = table.rows(kernel, dtype, device, case)
-    return rows[rows["size"] == size].sort_values("median_ms").iloc[0]
-
-
 def _recorded(choice: ShapeChoice, tables: list, device: str) -> list[tuple[ShapeChoice, dict, float]]:
     """(request, shape, measured ms) of every shape measured on ``device`` at the :data:`NEAREST` recorded
     requests of the same kind, mode and types nearest in size (of the same kind and mode where none has the
@@ -200,7 +195,7 @@ def _recorded(choice: ShapeChoice, tables: list, device: str) -> list[tuple[Shap
         f = t.frame
         rows = f[(f.kernel == kernel) & (f.source_hash == now)]
         for r in rows[rows.device.map(lambda d: device_matches(device, d)).astype(bool)].itertuples(index=False):
-            other = _choice_of(choice.kind, r.dtype, r.case)
+            other = ShapeChoice.of_row(r.kernel, r.dtype, r.case)
             if other is not None and other.mode == choice.mode:
                 found.setdefault(other, (t, r.device))
     same = {c: v for c, v in found.items() if (c.src, c.dst) == (choice.src, choice.dst)}
@@ -217,15 +212,6 @@ def _recorded(choice: ShapeChoice, tables: list, device: str) -> list[tuple[Shap
                   & (tr["case"] == json.dumps(case, sort_keys=True))]
         out += [(other, json.loads(r.params), float(r.median_ms)) for r in mine.itertuples(index=False)]
     return out
-
-
-def _choice_of(kind: str, dtype: str, case_json: str) -> ShapeChoice | None:
-    """The request a table row of a shape choice keys (None for a row this version cannot read)."""
-    try:
-        case = json.loads(case_json)
-        return ShapeChoice(kind, *case["layout"], dtype, case["dst"], case["mode"])
-    except Exception:
-        return None
 
 
 def _correction(recorded, machine):
