@@ -11,32 +11,23 @@ import numpy as np
 import pandas as pd
 
 from memtune import tuner
-from memtune.tuner.family import family_problem
+from memtune.studies.base import distinct
+from memtune.studies.fidelity import predicted_held_out
 
 HERE = Path(__file__).resolve().parents[1]
 root = sys.argv[1] if len(sys.argv) > 1 else str(HERE)
 model = tuner.load_model("NVIDIA H100 80GB HBM3")
-g = pd.read_csv(HERE / "bench/results/h100/offladder/offladder_grid.csv")
-g = g[(g.status == "ok") & ~g.kernel.str.startswith("cupy")]
-errs = {}
-for (fam, size, case), rows in g.groupby(["family", "size", "case"]):
-    prob = family_problem(fam, int(size), "float32", **json.loads(case))
-    for r in rows.itertuples():
-        m = prob.candidates[r.kernel]
-        pred = m.predict_ms(model, json.loads(r.params))
-        errs.setdefault(fam, []).append(abs(pred - r.median_ms) / r.median_ms)
-allv = np.concatenate([np.array(v) for v in errs.values()])
-print("held-out grids:", len(allv), "configs; median %.3f, p90 %.3f" % (np.median(allv), np.quantile(allv, .9)),
-      {k: round(float(np.median(v)), 3) for k, v in errs.items()})
-# development: the studies' analysed CSVs, each (study, algorithm, size, dtype, params, case) once
+held = predicted_held_out(HERE / "bench/results/h100/offladder/offladder_grid.csv", model)
+held["error"] = (held.predicted_ms - held.median_ms).abs() / held.median_ms
+print("held-out grids:", len(held), "configs; median %.3f, p90 %.3f" % (held.error.median(), held.error.quantile(.9)),
+      held.groupby("family").error.median().round(3).to_dict())
+# development: the studies' analysed CSVs, each configuration once (studies.base.distinct)
 devs = []
 for name in ("conv_matmul", "dmm_permutation", "hmm_permutation", "rap", "sat", "scan"):
-    f = pd.read_csv(f"{root}/studies/results/h100/{name}.csv")
-    f = f[f.relative_error.notna()]
-    keys = [c for c in ("algorithm", "size", "dtype", "params", "case") if c in f]
-    once = f.groupby(keys).relative_error.median()
-    devs.append(once.rename(name))
-    print(f"  {name}: {len(f)} rows, {len(once)} distinct, median {once.median():.3f}")
+    f = pd.read_csv(f"{root}/studies/results/h100/{name}.csv", keep_default_na=False, na_values=[""])
+    once = distinct(f).relative_error
+    devs.append(once)
+    print(f"  {name}: {int(f.relative_error.notna().sum())} rows, {len(once)} distinct, median {once.median():.3f}")
 d = pd.concat(devs)
 print("development (studies), distinct configurations:", len(d), "median %.3f, p90 %.3f" % (d.median(), d.quantile(.9)))
 

@@ -30,7 +30,7 @@ def _measure_case(name, n, dtype, perm, seed, sched, repeats, **row):
     extra = {"schedule": sched, "row_schedules": False} if name == "hmm_scheduled_permutation" else {}
     inputs = k.make_inputs(n, dtype, seed, **case, **extra)
     params = SCHEDULED if name == "hmm_scheduled_permutation" else {}
-    return timed(name, n, dtype, params, case, repeats, inputs=inputs, **row)
+    return timed(name, n, dtype, params, case, repeats, inputs=inputs, seed=seed, **row)
 
 
 class HMMPermutation(Study):
@@ -47,13 +47,15 @@ class HMMPermutation(Study):
     def measure(self, repeats=10):
         rows = []
         for n in SIZES:
-            scheds = {perm: _schedule(perms.named(perm, n * n, 0)) for perm in perms.NAMES}   # both dtypes share them
+            named = {perm: perms.named(perm, n * n, 0) for perm in perms.NAMES}
+            scheds = {perm: _schedule(p) for perm, p in named.items()}   # both dtypes share them
+            dws = {perm: perms.distribution(p, 32) / (n * n) for perm, p in named.items()}
             for dtype in ("float32", "float64"):
                 for perm in perms.NAMES:
                     sched = scheds[perm]
                     for name in ALGS:
                         rows.append(_measure_case(name, n * n, dtype, perm, 0, sched, repeats, study=self.name,
-                                                  group="Table 5.2", variant=perm, nbar=n))
+                                                  group="Table 5.2", variant=perm, nbar=n, dw_over_n=dws[perm]))
                     rows.append(timed("cupy_scatter", n * n, dtype, {}, {"perm": perm}, repeats, study=self.name,
                                       group="Table 5.2", variant=perm, nbar=n))
                 rows.append(timed("cupy_copy", n * n, dtype, {}, {"perm": "identical"}, repeats, study=self.name,
@@ -93,6 +95,6 @@ class HMMPermutation(Study):
                 ("Table 5.3 on the GTX-680 (paper)", paper_table("hmm_permutation_table_5_3"))]
 
     def plots(self, frame, out):
-        f = frame[(frame.group == "Table 5.2") & (frame.variant == "random") & (frame.dtype == "float32")]
+        f = frame[(frame.group == "Table 5.2") & frame.variant.isin(("random", "copy")) & (frame.dtype == "float32")]
         return [plot_lines(f, "nbar", "measured_ms", "algorithm", out / "hmm_permutation.png",
                            "random permutation of n̄ x n̄ floats, H100")]

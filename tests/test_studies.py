@@ -57,7 +57,10 @@ def test_every_study_reports_from_the_recorded_h100_measurements(tmp_path, run_c
     for raw in RECORDED.glob("*.raw.csv"):
         shutil.copy(raw, tmp_path / raw.name)
     assert {p.name.split(".")[0] for p in tmp_path.iterdir()} == set(studies.STUDIES)
-    code, out, err = run_cli("study", "all", "--from-recorded", "--out", str(tmp_path))
+    held = pd.read_csv(ROOT / "bench" / "results" / "h100" / "offladder" / "offladder_grid.csv")
+    held[held.family.isin(["sum", "prefix_sums"])].to_csv(tmp_path / "held.csv", index=False)
+    code, out, err = run_cli("study", "all", "--from-recorded", "--out", str(tmp_path), "--held-out",
+                             str(tmp_path / "held.csv"))
     assert code == 0, err
     for name in studies.STUDIES:
         md = (tmp_path / f"{name}.md").read_text()
@@ -74,6 +77,13 @@ def test_every_study_reports_from_the_recorded_h100_measurements(tmp_path, run_c
     physical = float(re.search(r"\| physical \(machine file only\) \| ([0-9.]+) \|", fidelity).group(1))
     seeds = float(re.search(r"\| seeds' model, uncalibrated units \| ([0-9.]+) \|", fidelity).group(1))
     assert physical < 0.3 and physical < seeds / 2, (physical, seeds)
+    # counted honestly: Table 5.3's 300 rows are 3 configurations; the held-out grid stands beside the studies
+    per_study = re.search(r"\| hmm_permutation \| 450 \| 150 \| ([0-9.]+) \| ([0-9.]+) \|", fidelity)
+    assert per_study and float(per_study.group(2)) > float(per_study.group(1))
+    held_out = re.search(r"\| held out: held.csv \| (\d+) \| ([0-9.]+) \|", fidelity)
+    assert held_out and int(held_out.group(1)) == 231, held_out        # 93 sum + 138 prefix sums configurations
+    # the re-measured SAT row: 3.344 ms first, 1.267 ms beside its neighbour
+    assert re.search(r"\| sat \| sat_1pr1w \| 16777216 \| float64 \| 1.25R1W \| 0 \| 3.344 \| 1.267 \|", fidelity)
 
 
 def test_knee_is_the_smallest_d_within_ten_percent():
@@ -125,3 +135,72 @@ def test_study_errors_are_one_line(run_cli, tmp_path):
     assert code == 2 and "no study 'nope'" in err and err.count("\n") == 1
     code, out, err = run_cli("study", "sat", "--from-recorded", "--out", str(tmp_path))
     assert code == 2 and "measure the study on a GPU first" in err
+
+
+def _rows(times, sizes=None, algorithm="a", case="{}"):
+    sizes = sizes or [1 << 20] * len(times)
+    return pd.DataFrame({"algorithm": algorithm, "size": sizes, "dtype": "float32", "params": "{}", "case": case,
+                         "kind": "ours", "group": "g", "variant": "", "measured_ms": times, "seed": range(len(times))})
+
+
+def test_suspects_are_far_repeats_and_sizes_that_ran_faster_than_smaller_ones():
+    from memtune.studies.base import suspects
+
+    repeats = _rows([1.0, 1.01, 0.99, 1.0, 1.5])                  # the last 1.5x the median of its repeats
+    found = suspects(repeats)
+    assert [(s.row, s.neighbours) for s in found] == [(4, (0, 3))] and "1.50x the median of its 5" in found[0].reason
+    assert not suspects(_rows([1.0, 1.01, 0.99, 1.0, 1.19]))
+    series = _rows([1.0, 3.3, 2.9, 8.0], sizes=[1 << 20, 1 << 22, 1 << 24, 1 << 26])
+    assert [(s.row, s.neighbours) for s in suspects(series)] == [(2, (1,))]
+    # below 10 us a kernel's time is its launch: a larger size a little faster is no contradiction
+    assert not suspects(_rows([0.0079, 0.0068, 0.0075], sizes=[1024, 4096, 16384]))
+
+
+def test_recheck_replaces_the_suspect_and_its_neighbours_keeping_the_first_times(monkeypatch):
+    from memtune.studies import base
+
+    frame = _rows([1.0, 3.3, 2.9, 8.0], sizes=[1 << 20, 1 << 22, 1 << 24, 1 << 26])
+    again = {1: [1.4, 1.5, 1.6, 1.5, 1.5], 2: [3.0, 3.1, 2.9, 3.0, 3.2]}     # five rounds of each, by row
+    monkeypatch.setattr(base, "_inputs_of", lambda row: (None, int(row["seed"]), {}))
+    monkeypatch.setattr(base, "measure", lambda k, inputs, repeats, **p: {"median_ms": again[inputs].pop(0)})
+    got = base.recheck(frame, base.suspects(frame))
+    assert list(got.measured_ms) == [1.0, 1.5, 3.0, 8.0] and not again[1] and not again[2]
+    assert list(got.first_measured_ms.fillna(0)) == [0, 3.3, 2.9, 0]
+    assert got.remeasured[1] == "beside row 4" and "faster than" in got.remeasured[2] and got.remeasured[0] == ""
+    assert not base.suspects(got)
+
+
+def test_each_configuration_and_each_problem_counts_once():
+    from memtune.studies.base import distinct
+
+    rows = []
+    for seed in range(4):          # one problem measured with four seeds: Table 5.3's shape
+        for algorithm, ms, predicted in (("a", [1.0, 1.0, 1.0, 9.0][seed], 1.0), ("b", 2.0, 0.5)):
+            rows.append({"group": "t", "variant": f"random#{seed}", "size": 4, "dtype": "f", "algorithm": algorithm,
+                         "params": "{}", "case": "{}", "kind": "ours", "measured_ms": ms, "predicted_ms": predicted})
+    rows.append({**rows[0], "variant": "other", "size": 8})
+    frame = pd.DataFrame(rows)
+    frame["relative_error"] = (frame.predicted_ms - frame.measured_ms).abs() / frame.measured_ms
+    once = distinct(frame).set_index(["algorithm", "size"])
+    assert len(once) == 3 and once.loc[("a", 4), "repeats"] == 4 and once.loc[("a", 4), "measured_ms"] == 1.0
+    assert once.loc[("b", 4), "relative_error"] == 0.75
+    per_seed = model_picks(frame)          # counted per seed, the one problem is four, one of them "right"
+    assert len(per_seed) == 4 and list(per_seed.right) == [False, False, False, True]
+    merged = model_picks(frame, once=True)
+    assert len(merged) == 1 and merged.model_pick[0] == "b" and merged.fastest[0] == "a" and not merged.right[0]
+
+
+def test_the_sat_plot_draws_every_series_of_its_table(monkeypatch, tmp_path):
+    from memtune.studies import sat
+
+    drawn = {}
+    monkeypatch.setattr(sat, "plot_lines", lambda f, x, y, series, *a, **k: drawn.setdefault("s", set(f[series])))
+    frame = studies.recorded(RECORDED / "sat.raw.csv", "sat")
+    sat.SAT().plots(frame, tmp_path)
+    expected = {*sat.ALGS, "cupy_copy", "cupy_double_cumsum", "sat_1pr1w 1.25R1W", "sat_1pr1w best r"}
+    assert drawn["s"] == expected
+
+
+def test_a_held_out_grid_that_is_not_a_file_is_one_line(run_cli, tmp_path):
+    code, out, err = run_cli("study", "fidelity", "--out", str(tmp_path), "--held-out", str(tmp_path / "none.csv"))
+    assert code == 2 and "held-out" in err and err.count("\n") == 1

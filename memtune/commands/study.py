@@ -20,6 +20,9 @@ def add_arguments(parser):
                         help="fitted calibration TOML, an optional refinement (default: the physical model on the "
                              "measured device's machine file)")
     parser.add_argument("--repeats", type=positive, default=10, help="timed repeats per measurement (default: 10)")
+    parser.add_argument("--held-out", default=None, metavar="CSV",
+                        help="with fidelity: a family grid recorded after the model was fixed (bench/offladder.py's "
+                             "offladder_grid.csv); the report puts the model's error there beside the studies'")
     add_json_flag(parser)
 
 
@@ -44,10 +47,21 @@ def run(args) -> int:
             print(f"{name}: {written[name]}")
     if args.name in ("fidelity", "all"):
         refined = tuner.load_calibration(H100, args.calibration)      # the fitted refinement, named as such
-        path = studies.write_fidelity(out, tuner.load_model(H100), refined, tuner.Calibration(device="uncalibrated"))
+        path = studies.write_fidelity(out, tuner.load_model(H100), refined, tuner.Calibration(device="uncalibrated"),
+                                      held_out=_held_out(args.held_out))
         written["fidelity"] = str(path)
         if not args.json:
             print(f"fidelity: {path}")
     if args.json:
         print_json({"out": str(out), "reports": written})
     return 0
+
+
+def _held_out(path: str | None):
+    from ..costmodel.errors import ParameterError
+
+    if path is None:
+        return None
+    if not Path(path).is_file():
+        raise ParameterError("held-out", f"{path} is not a file (a family grid: bench/offladder.py's offladder_grid.csv)")
+    return Path(path)
