@@ -12,6 +12,8 @@
 //                   SM time per block: many waves of empty blocks)
 // empty_arrays / empty_scalars   no work, four arguments of one kind: the host cost of an argument
 // ticket            a lane of every warp takes tickets from one counter: same-address atomic throughput
+// barrier_steps     one block meets at __syncthreads, alone or as a DMM step (store a word, barrier, load a
+//                   neighbour's word): a barrier's cycles and how they grow with the block's warps
 
 extern "C" __global__ void chase_global(const unsigned* __restrict__ next, unsigned start, int steps,
                                         unsigned* out) {
@@ -122,4 +124,27 @@ extern "C" __global__ void ticket(unsigned* counter, int count, unsigned* out) {
     unsigned seen = 0;
     for (int i = 0; i < count; ++i) seen ^= atomicAdd(counter, 1u);
     if (seen == 0xffffffffu) out[0] = seen;                 // keeps the atomics' results live
+}
+
+// mode 0: the barrier alone; mode 1: a DMM step as the one-block kernels run it (double-buffered, so one
+// barrier a step keeps every load after its store and before the buffer is written again).
+extern "C" __global__ void barrier_steps(int steps, int mode, long long* cycles, unsigned* out) {
+    extern __shared__ unsigned cell[];                       // 2 * blockDim.x words
+    const int n = blockDim.x;
+    unsigned v = threadIdx.x;
+    __syncthreads();
+    long long t0 = clock64();
+    for (int s = 0; s < steps; ++s) {
+        if (mode) {
+            unsigned* buf = cell + (s & 1) * n;
+            buf[threadIdx.x] = v;
+            __syncthreads();
+            v = buf[(threadIdx.x + 33) % n] + 1;
+        } else {
+            __syncthreads();
+        }
+    }
+    long long t1 = clock64();
+    if (threadIdx.x == 0) cycles[0] = t1 - t0;
+    if (v == 0xffffffffu) out[0] = v;                        // keeps the loads
 }

@@ -134,6 +134,32 @@ def shared_latency() -> list[float]:
     return samples
 
 
+def barrier_cycles(warps: int, step: bool, steps: int = 20000) -> list[float]:
+    """Cycles (clock64 of thread 0) per barrier of one block of ``warps`` warps: the barrier alone, or with
+    ``step`` a DMM step (store a word, barrier, dependent load of a neighbour's word)."""
+    cp = cupy()
+    cycles, out = cp.zeros(1, np.int64), cp.zeros(1, np.uint32)
+    fn = function(SOURCE, "barrier_steps")
+    samples = []
+    for _ in range(5):
+        launch(fn, (1,), (32 * warps,), (np.int32(steps), np.int32(int(step)), cycles, out),
+               shared_mem=2 * 4 * 32 * warps)
+        samples.append(int(cycles.get()[0]) / steps)
+    return samples
+
+
+def barrier_costs(warps=(1, 2, 4, 8, 16, 32)) -> dict[str, dict]:
+    """A block barrier's cycles, alone and as a DMM step, at each block size and as a line in warps
+    (intercept: cycles; slope: cycles per warp), each a median over five runs of 20000 barriers."""
+    out = {}
+    for step in (False, True):
+        per = {w: statistics.median(barrier_cycles(w, step)) for w in warps}
+        slope, intercept = np.polyfit(list(per), list(per.values()), 1)
+        out["dmm_step" if step else "barrier"] = {"cycles_at_warps": per, "intercept_cycles": float(intercept),
+                                                  "cycles_per_warp": float(slope)}
+    return out
+
+
 def shared_stride_ms(stride: int, word: int, sms: int, iters: int = 4096) -> float:
     cp = cupy()
     out = cp.zeros(1, np.uint64)

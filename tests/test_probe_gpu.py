@@ -60,3 +60,12 @@ def test_every_planned_function_has_its_resources(probed):
         fn, got = function(source, name), probed[0].kernels[name]
         assert (got.registers, got.static_shared, got.local) == (fn.num_regs, fn.shared_size_bytes, fn.local_size_bytes)
         assert 0 < got.registers <= 255
+
+
+def test_a_block_barrier_costs_more_cycles_with_more_warps():
+    got = probe.barrier_costs()
+    for what in ("barrier", "dmm_step"):
+        per = got[what]["cycles_at_warps"]
+        assert 10 < per[1] < per[8] < per[32] < 2000, per          # a barrier waits for every warp of the block
+        assert got[what]["cycles_per_warp"] > 0
+        assert abs(got[what]["intercept_cycles"] - per[1]) < 0.5 * per[1]

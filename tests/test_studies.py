@@ -204,3 +204,15 @@ def test_the_sat_plot_draws_every_series_of_its_table(monkeypatch, tmp_path):
 def test_a_held_out_grid_that_is_not_a_file_is_one_line(run_cli, tmp_path):
     code, out, err = run_cli("study", "fidelity", "--out", str(tmp_path), "--held-out", str(tmp_path / "none.csv"))
     assert code == 2 and "held-out" in err and err.count("\n") == 1
+
+
+def test_the_held_out_shared_set_shares_no_configuration_with_the_studies():
+    held = pd.read_csv(ROOT / "bench" / "results" / "h100" / "heldout_shared" / "heldout_shared.csv")
+    assert held.kernel.nunique() >= 6 and (held.median_ms > 0).all() and held.predicted_ms.notna().all()
+    recorded = pd.concat([pd.read_csv(p, keep_default_na=False, na_values=[""]) for p in RECORDED.glob("*.raw.csv")])
+    seen = {(a, int(s), d, json.dumps(json.loads(p), sort_keys=True), json.dumps(json.loads(c), sort_keys=True))
+            for a, s, d, p, c in zip(recorded.algorithm, recorded["size"], recorded.dtype, recorded.params, recorded.case)}
+    for row in held.itertuples():
+        key = (row.kernel, row.size, row.dtype, json.dumps(json.loads(row.params), sort_keys=True),
+               json.dumps(json.loads(row.case), sort_keys=True))
+        assert key not in seen, key
