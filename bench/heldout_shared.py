@@ -18,7 +18,7 @@ import pandas as pd
 
 from memtune import kernels, tuner
 from memtune.kernels.probe import barrier_costs
-from memtune.kernels.timing import Device, measure
+from memtune.kernels.timing import Device, measure, round_robin
 
 SCANS = ("sum[shared]", "prefix_sums_simple[shared]", "prefix_sums_optimal[shared]")
 DMM = ("dmm_copy", "dmm_permutation_d_designated", "dmm_permutation_s_designated", "dmm_permutation_conflict_free")
@@ -43,10 +43,7 @@ def main(out: Path, rounds: int = 5) -> pd.DataFrame:
     for name, n, dtype, params, case in configurations():
         k = kernels.get(name)
         made.append((k, n, dtype, params, case, k.make_inputs(n, dtype, 1, **case)))
-    times = [[] for _ in made]
-    for _ in range(rounds):
-        for i, (k, n, dtype, params, case, inputs) in enumerate(made):
-            times[i].append(measure(k, inputs, repeats=10, **params)["median_ms"])
+    times = round_robin([lambda m=m: measure(m[0], m[5], repeats=10, **m[3])["median_ms"] for m in made], rounds)
     rows = [{"device": device, "kernel": k.name, "size": n, "dtype": dtype, "params": json.dumps(params),
              "case": json.dumps(case), "median_ms": statistics.median(t), "spread": (max(t) - min(t)) / statistics.median(t),
              "predicted_ms": model.predict_ms(k, n, dtype, params, case)}

@@ -11,14 +11,14 @@ import numpy as np
 import pandas as pd
 
 from memtune import tuner
-from memtune.studies.base import distinct
+from memtune.studies.base import distinct, relative_error
 from memtune.studies.fidelity import predicted_held_out
 
 HERE = Path(__file__).resolve().parents[1]
 root = sys.argv[1] if len(sys.argv) > 1 else str(HERE)
 model = tuner.load_model("NVIDIA H100 80GB HBM3")
 held = predicted_held_out(HERE / "bench/results/h100/offladder/offladder_grid.csv", model)
-held["error"] = (held.predicted_ms - held.median_ms).abs() / held.median_ms
+held["error"] = relative_error(held.predicted_ms, held.median_ms)
 print("held-out grids:", len(held), "configs; median %.3f, p90 %.3f" % (held.error.median(), held.error.quantile(.9)),
       held.groupby("family").error.median().round(3).to_dict())
 # development: the studies' analysed CSVs, each configuration once (studies.base.distinct)

@@ -31,6 +31,7 @@ from common import setup
 from memtune import tuner
 from memtune.tuner import TrialFailed
 from memtune.tuner.family import family_problem
+from memtune.kernels.timing import round_robin
 from memtune.tuner.objectives import MeasureObjective
 
 ONE_D = (1 << 17, 3 << 19, 1 << 25)                       # 2^17, 1.5 * 2^20, 2^25: off the ladder's 4^k
@@ -96,10 +97,8 @@ def recheck_case(a: dict, frame, rounds: int, repeats: int) -> dict:
     for kernel in dict.fromkeys(k for k, _ in contenders):
         like = objectives[kernel] = MeasureObjective(problem.candidates[kernel], repeats=repeats,
                                                      time_limit_ms=TIME_LIMIT_MS, like=like)
-    times = {c: [] for c in contenders}
-    for _ in range(rounds):
-        for kernel, params in contenders:
-            times[(kernel, params)].append(objectives[kernel](json.loads(params)).time_ms)
+    runs = [lambda k=k, p=p: objectives[k](json.loads(p)).time_ms for k, p in contenders]
+    times = dict(zip(contenders, round_robin(runs, rounds)))
     medians = {c: float(pd.Series(t).median()) for c, t in times.items()}
     best = min(medians, key=medians.get)
     return {"family": a["family"], "size": a["size"], "answer": a["answer"], "answer_ms": medians[answer],
@@ -154,11 +153,9 @@ def shaped_check(table, device: str, out: Path, rounds: int, repeats: int) -> No
         a, want = st.sample(choice, 0)
         outarr = want.astype(choice.dst)
         plans = {json.dumps(p, sort_keys=True): choice.plan(p) for p in choice.points()}
-        times = {k: [] for k in plans}
-        for _ in range(rounds):
-            for key, plan in plans.items():
-                times[key].append(float(np.median(time_call(lambda: shaped.execute(plan, {"a": a, "out": outarr}),
-                                                            repeats))))
+        runs = [lambda plan=plan: float(np.median(time_call(lambda: shaped.execute(plan, {"a": a, "out": outarr}),
+                                                              repeats))) for plan in plans.values()]
+        times = dict(zip(plans, round_robin(runs, rounds)))
         medians = {k: float(np.median(t)) for k, t in times.items()}
         best = min(medians, key=medians.get)
         mine = medians[json.dumps(answer.params, sort_keys=True)]

@@ -13,10 +13,9 @@ import pandas as pd
 
 from memtune import studies
 from memtune.kernels.timing import Device
-from memtune.studies.base import recheck, suspects
+from memtune.studies.base import REMEASURED_COLUMNS, recheck, suspects
 
 RECORDED = Path(__file__).resolve().parents[1] / "studies" / "results" / "h100"
-SHOWN = ["algorithm", "size", "dtype", "variant", "seed", "first_measured_ms", "measured_ms", "remeasured"]
 
 
 def main(out: Path, names: list[str]) -> dict:
@@ -36,7 +35,7 @@ def main(out: Path, names: list[str]) -> dict:
         frame.to_csv(out / f"{name}.raw.csv", index=False)
         touched = frame[frame.get("remeasured", pd.Series("", index=frame.index)).fillna("") != ""]
         log[name] = {"suspects": [{"row": s.row + 2, "reason": s.reason} for s in found],
-                     "remeasured": touched.reindex(columns=SHOWN).to_dict("records"),
+                     "remeasured": touched.reindex(columns=REMEASURED_COLUMNS).to_dict("records"),
                      "left": [{"row": s.row + 2, "reason": s.reason} for s in suspects(frame)],
                      "added": added[["algorithm", "size", "dtype", "measured_ms"]].to_dict("records") if len(added) else []}
         print(name, json.dumps(log[name], default=str, indent=1), flush=True)

@@ -97,6 +97,16 @@ def measure(kernel: Kernel, inputs: Inputs, repeats: int = 20, warmup: int = 3, 
             "spread": float(statistics.pstdev(times) / med) if med else 0.0}
 
 
+def round_robin(runs, rounds: int) -> list[list[float]]:
+    """Each of ``runs`` (calls returning one time) once a round, in turn, for ``rounds`` rounds: every run's times,
+    so that a drift of the GPU's clocks or temperature falls on all of them alike."""
+    times: list[list[float]] = [[] for _ in runs]
+    for _ in range(rounds):
+        for mine, run in zip(times, runs):
+            mine.append(run())
+    return times
+
+
 def time_call(run, repeats: int = 20, warmup: int = 3, flush: bool = True) -> list[float]:
     """Each repeat's time (ms) of ``run()``, timed as every kernel is: after ``warmup`` runs, each repeat from a
     cold L2 (``flush``) with the GPU held busy while the host prepares it, between CUDA events."""

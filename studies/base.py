@@ -15,6 +15,7 @@ needs a GPU: a recorded CSV goes through everything else anywhere (``--from``).
 """
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .. import kernels
-from ..kernels.timing import measure
+from ..kernels.timing import measure, round_robin
 
 PAPER = Path(__file__).resolve().parent / "paper"
 COLUMNS = ["study", "group", "algorithm", "variant", "size", "nbar", "dtype", "params", "case", "kind", "measured_ms"]
@@ -84,11 +85,18 @@ def analyse(frame: pd.DataFrame, model) -> pd.DataFrame:
                 value = np.nan
         predicted.append(value)
     frame["predicted_ms"] = predicted
-    frame["relative_error"] = (frame.predicted_ms - frame.measured_ms).abs() / frame.measured_ms
+    frame["relative_error"] = relative_error(frame.predicted_ms, frame.measured_ms)
     return frame
 
 
+def relative_error(predicted, measured):
+    """|predicted − measured| / measured, elementwise."""
+    return abs(predicted - measured) / measured
+
+
 CONFIG = ["algorithm", "size", "dtype", "params", "case"]      # what the model sees of a row
+# what a re-measured row shows (bench/recheck_studies.py's log, the fidelity report's list)
+REMEASURED_COLUMNS = ["algorithm", "size", "dtype", "variant", "seed", "first_measured_ms", "measured_ms", "remeasured"]
 
 
 def model_picks(frame: pd.DataFrame, by=("group", "variant", "size", "dtype"), once: bool = False) -> pd.DataFrame:
@@ -139,7 +147,7 @@ def distinct(frame: pd.DataFrame) -> pd.DataFrame:
     one size and dtype are one configuration, since the model prices a large random permutation by its expected
     D_w, from which the seeds' own D_w/n depart by at most 2.5e-5), its error recomputed at the median of its repeats."""
     once = _once(frame[frame.relative_error.notna()])
-    return once.assign(relative_error=(once.predicted_ms - once.measured_ms).abs() / once.measured_ms)
+    return once.assign(relative_error=relative_error(once.predicted_ms, once.measured_ms))
 
 
 # A row contradicts its neighbours when it is this far off the median of its configuration's repeats, or when a
@@ -185,12 +193,8 @@ def recheck(frame: pd.DataFrame, found: list[Suspect], rounds: int = 5, repeats:
     ``measured_ms`` become the median of the rounds, their first time kept in ``first_measured_ms`` and why in
     ``remeasured`` (the reason, or the CSV line of the row it was re-measured beside)."""
     targets = sorted({i for s in found for i in (s.row, *s.neighbours)})
-    made = {i: _inputs_of(frame.loc[i]) for i in targets}
-    times: dict[int, list[float]] = {i: [] for i in targets}
-    for _ in range(rounds):
-        for i in targets:
-            kernel, inputs, params = made[i]
-            times[i].append(measure(kernel, inputs, repeats=repeats, **params)["median_ms"])
+    made = [_inputs_of(frame.loc[i]) for i in targets]
+    times = dict(zip(targets, round_robin([functools.partial(_median_ms, *m, repeats) for m in made], rounds)))
     why = {i: f"beside row {s.row + 2}" for s in found for i in s.neighbours} | {s.row: s.reason for s in found}
     frame = frame.copy()
     for column, empty in (("first_measured_ms", np.nan), ("remeasured", "")):
@@ -203,6 +207,10 @@ def recheck(frame: pd.DataFrame, found: list[Suspect], rounds: int = 5, repeats:
         frame.at[i, "measured_ms"] = float(np.median(times[i]))
         frame.at[i, "remeasured"] = why[i]
     return frame
+
+
+def _median_ms(kernel, inputs, params, repeats) -> float:
+    return measure(kernel, inputs, repeats=repeats, **params)["median_ms"]
 
 
 def _inputs_of(row: pd.Series):

@@ -20,7 +20,7 @@ from ..tuner.calibrate import row_observation
 from ..tuner.calibration import fit_terms
 from ..tuner.objectives.replay import Grid
 from ..tuner.family import family_problem
-from .base import analyse, distinct, markdown, model_picks
+from .base import REMEASURED_COLUMNS, analyse, distinct, markdown, model_picks, relative_error
 from .conv_matmul import knees
 from .registry import STUDIES
 
@@ -94,7 +94,7 @@ def cross_validated(frames: dict[str, pd.DataFrame], calibration, folds: int = 5
                 if k == key:
                     out[n].loc[lab, "predicted_ms"] = cal.predict_ms(o.kernel, o.size, o.dtype, o.params, o.case)
     for f in out.values():
-        f["relative_error"] = (f.predicted_ms - f.measured_ms).abs() / f.measured_ms
+        f["relative_error"] = relative_error(f.predicted_ms, f.measured_ms)
     return out
 
 
@@ -123,7 +123,7 @@ def grid_fidelity(grid_path: Path, model, predicted: pd.DataFrame | None = None,
         right = (per_kernel.measured[per_kernel.predicted.idxmin()] <= 1.1 * per_kernel.measured.min()
                  if len(per_kernel) > 1 else float("nan"))
         rows.append({**dict(zip(by, key)), "points": len(g),
-                     "median error": float(np.median(np.abs(pred - meas) / meas)),
+                     "median error": float(np.median(relative_error(pred, meas))),
                      "pick / best": float(pick), "pick within 5 %": bool(pick <= 1.05),
                      "spearman": float(spearmanr(pred, meas)[0]) if len(g) > 2 and np.ptp(pred) > 0 else float("nan"),
                      "algorithm right": right,
@@ -177,7 +177,7 @@ def _overall(frames: dict[str, pd.DataFrame], grids: pd.DataFrame, points: pd.Da
     errors, picks = fidelity(frames)
     rows = pd.concat([f[f.relative_error.notna()] for f in frames.values()])
     once = pd.concat([distinct(f) for f in frames.values()])
-    pooled = (points.predicted_ms - points.median_ms).abs() / points.median_ms
+    pooled = relative_error(points.predicted_ms, points.median_ms)
     return {"model": label, "median error (studies, each once)": once.relative_error.median(),
             "90th percentile (studies, each once)": once.relative_error.quantile(0.9),
             "median error (grid points pooled)": pooled.median(), "90th percentile (grid points)": pooled.quantile(0.9),
@@ -210,7 +210,8 @@ def write_fidelity(folder: Path, model, refined=None, seeds=None, grid_path: Pat
     summary = pd.DataFrame([_overall(analysed[label], grids[label], predicted[label], label) for label in models])
     pure = analysed[PHYSICAL]
     errors, picks = fidelity(pure)
-    worst = pd.concat([distinct(f).assign(study=n) for n, f in pure.items()]).sort_values("relative_error", ascending=False)
+    once = pd.concat([distinct(f).assign(study=n) for n, f in pure.items()])
+    worst = once.sort_values("relative_error", ascending=False)
     worst = worst[["study", "algorithm", "size", "params", "repeats", "measured_ms", "predicted_ms", "relative_error"]]
     lines = [f"# Fidelity of the physical model on the {getattr(model, 'device', 'device')}", "", _INTRO, "",
              "## The three models side by side", "", markdown(summary.round(3)), "",
@@ -220,7 +221,7 @@ def write_fidelity(folder: Path, model, refined=None, seeds=None, grid_path: Pat
              f"each row, spread by {_dw_spread(frames):.1e}). Groups of competing algorithms that hold the same "
              "configurations are one problem. The columns 'every row' and 'the grids' medians' are the figures "
              "this report gave before it counted so.", "",
-             *_held_out_lines(held_out, model, pure, predicted[PHYSICAL], grids[PHYSICAL]),
+             *_held_out_lines(held_out, model, once, picks, predicted[PHYSICAL], grids[PHYSICAL]),
              "## Per recorded grid (physical model)", "", markdown(grids[PHYSICAL].round(3)), "",
              "## Per study (physical model)", "", markdown(errors.round(3)), "",
              *_remeasured_lines(frames),
@@ -242,24 +243,22 @@ def write_fidelity(folder: Path, model, refined=None, seeds=None, grid_path: Pat
 PHYSICAL = "physical (machine file only)"
 
 
-def _held_out_lines(held_out: Path | None, model, studies: dict, grid_points: pd.DataFrame,
-                    grids: pd.DataFrame) -> list[str]:
-    """The physical model on the data it was developed on beside the held-out grid, counted alike."""
+def _held_out_lines(held_out: Path | None, model, once: pd.DataFrame, picks: pd.DataFrame,
+                    grid_points: pd.DataFrame, grids: pd.DataFrame) -> list[str]:
+    """The physical model on the data it was developed on (the studies' configurations ``once`` and problems
+    ``picks``, the shipped grids) beside the held-out grid, counted alike."""
     if held_out is None:
         return []
     points = predicted_held_out(held_out, model)
+    points["error"] = relative_error(points.predicted_ms, points.median_ms)
     groups = grid_fidelity(held_out, model, points, by=("family", "size", "case"))
-    once = pd.concat([distinct(f) for f in studies.values()])
-    picks = pd.concat([model_picks(f, STUDIES[n].compete, once=True) for n, f in studies.items()])
     development = pd.DataFrame([
         error_summary("development: the studies (each configuration once)", once.relative_error,
                       pd.DataFrame({"pick within 5 %": pd.Series(dtype=bool), "algorithm right": picks.right})),
         error_summary("development: the shipped grids (points pooled)",
-                      (grid_points.predicted_ms - grid_points.median_ms).abs() / grid_points.median_ms, grids),
-        error_summary(f"held out: {held_out.name}", (points.predicted_ms - points.median_ms).abs() / points.median_ms,
-                      groups)])
-    per_family = points.assign(error=(points.predicted_ms - points.median_ms).abs() / points.median_ms)
-    per_family = per_family.groupby("family").error.agg(["size", "median"]).rename(
+                      relative_error(grid_points.predicted_ms, grid_points.median_ms), grids),
+        error_summary(f"held out: {held_out.name}", points.error, groups)])
+    per_family = points.groupby("family").error.agg(["size", "median"]).rename(
         columns={"size": "configurations", "median": "median error"}).reset_index()
     return ["## Development beside held out (physical model)", "", markdown(development.round(3)), "",
             "Development: the data the model's terms were chosen on. Held out: every configuration of each family "
@@ -280,7 +279,7 @@ def _dw_spread(frames: dict) -> float:
 
 def _remeasured_lines(frames: dict) -> list[str]:
     """The rows re-measured because they contradicted their neighbours (``bench/recheck_studies.py``)."""
-    shown = ["algorithm", "size", "dtype", "variant", "seed", "first_measured_ms", "measured_ms", "remeasured"]
+    shown = REMEASURED_COLUMNS
     rows = [f[f.first_measured_ms.notna()].reindex(columns=shown).assign(study=n)
             for n, f in frames.items() if "first_measured_ms" in f]
     rows = pd.concat(rows) if rows else pd.DataFrame()

@@ -216,3 +216,11 @@ def test_the_held_out_shared_set_shares_no_configuration_with_the_studies():
         key = (row.kernel, row.size, row.dtype, json.dumps(json.loads(row.params), sort_keys=True),
                json.dumps(json.loads(row.case), sort_keys=True))
         assert key not in seen, key
+
+
+def test_round_robin_takes_every_run_once_a_round_in_turn():
+    from memtune.kernels.timing import round_robin
+
+    calls = []
+    runs = [lambda name=name: calls.append(name) or float(len(calls)) for name in "abc"]
+    assert round_robin(runs, 2) == [[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]] and calls == list("abcabc")
