@@ -8,6 +8,15 @@ physical model's prediction as it stands. Each configuration: median of 5 rounds
 10-repeat median (time per operation: the kernels repeat inside).
 
 Run: ``python bench/heldout_shared.py OUT`` -> ``OUT/heldout_shared.csv``, ``OUT/barrier.json``.
+
+A second set judges the model that came of it (one-block kernels costed by their wavefronts at the probed
+banks and a shared latency a barrier): RAP transposes in float32 (the study has float64), the DMM
+kernels in float32 at n = 128, 384, 768 and with the "hopper" bank model in float64 at n = 256, 512. Its
+predictions are written and committed before anything is measured, per device, the H200's zero-shot
+(machine file only):
+
+    python bench/heldout_shared.py predict DEVICE OUT    # CPU: OUT/wavefronts.csv, predicted_ms only
+    python bench/heldout_shared.py measure OUT           # GPU: times the committed rows, fills median_ms
 """
 import json
 import statistics
@@ -35,6 +44,51 @@ def configurations():
                 yield name, n, "float64", {"reps": 10000, "bank_model": "paper"}, {"perm": perm}
 
 
+def wavefront_configurations():
+    """The second set: no configuration of the studies or of the first set."""
+    for algorithm in ("transpose_crsw", "transpose_srcw", "transpose_drdw"):
+        for mapping in ("raw", "ras", "rap", "rap-hw"):
+            yield f"{algorithm}[{mapping}]", 1024, "float32", {"reps": 10000}, {}
+    for name in DMM:
+        for n, perm in ((128, "random"), (128, "bit-reversal"), (384, "random"), (768, "random")):
+            yield name, n, "float32", {"reps": 10000, "bank_model": "paper"}, {"perm": perm}
+    for n in (256, 512):
+        for perm in ("random", "bit-reversal"):
+            yield "dmm_permutation_conflict_free", n, "float64", {"reps": 10000, "bank_model": "hopper"}, {"perm": perm}
+
+
+def predict(device: str, out: Path) -> pd.DataFrame:
+    """The second set's predictions on ``device``'s machine file, before any of it is measured."""
+    model = tuner.load_model(device)
+    rows = [{"device": device, "kernel": name, "size": n, "dtype": dtype, "params": json.dumps(params),
+             "case": json.dumps(case), "predicted_ms": model.predict_ms(kernels.get(name), n, dtype, params, case)}
+            for name, n, dtype, params, case in wavefront_configurations()]
+    out.mkdir(parents=True, exist_ok=True)
+    frame = pd.DataFrame(rows)
+    frame.to_csv(out / "wavefronts.csv", index=False)
+    return frame
+
+
+def measure_predicted(path: Path, rounds: int = 5) -> pd.DataFrame:
+    """Time the committed rows of ``path`` on this GPU (which must be the device they were predicted for)."""
+    frame = pd.read_csv(path)
+    device = Device.current().name
+    if set(frame.device) != {device}:
+        raise SystemExit(f"{path} was predicted for {sorted(set(frame.device))}, this GPU is {device}")
+    made = []
+    for row in frame.itertuples():
+        k, params, case = kernels.get(row.kernel), json.loads(row.params), json.loads(row.case)
+        made.append((k, params, k.make_inputs(int(row.size), row.dtype, 1, **case)))
+    times = round_robin([lambda m=m: measure(m[0], m[2], repeats=10, **m[1])["median_ms"] for m in made], rounds)
+    frame["median_ms"] = [statistics.median(t) for t in times]
+    frame["spread"] = [(max(t) - min(t)) / statistics.median(t) for t in times]
+    frame.to_csv(path, index=False)
+    error = abs(frame.predicted_ms - frame.median_ms) / frame.median_ms
+    print(frame.assign(error=error).round(6).to_string(), flush=True)
+    print(f"median error {error.median():.4f}, 90th percentile {error.quantile(0.9):.4f}")
+    return frame
+
+
 def main(out: Path, rounds: int = 5) -> pd.DataFrame:
     out.mkdir(parents=True, exist_ok=True)
     device = Device.current().name
@@ -58,4 +112,9 @@ def main(out: Path, rounds: int = 5) -> pd.DataFrame:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    if sys.argv[1] == "predict":
+        predict(sys.argv[2], Path(sys.argv[3]))
+    elif sys.argv[1] == "measure":
+        measure_predicted(Path(sys.argv[2]) / "wavefronts.csv")
+    else:
+        main(Path(sys.argv[1]))

@@ -1,12 +1,15 @@
 """DMM kernels: offline permutation of n <= 1024 elements in one block's shared memory (000 ch. 4)."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..costmodel import permutations as perms
 from ..costmodel import registry, schedules
 from ..costmodel.errors import ParameterError
 from ..costmodel.physical.launch import Access, Array, Launch, Plan, Scalar
+from ..costmodel.physical.shared import SharedAccess
 from .base import Inputs, Kernel, cupy, dtype_of, suffix
 
 SOURCE = "dmm_permutation.cu"
@@ -14,6 +17,7 @@ ARRAY_MODES = {"dmm_copy": 0, "dmm_permutation_d_designated": 1, "dmm_permutatio
                "dmm_permutation_conflict_free": 3}
 IN_PLACE = ("transpose", "shuffle", "bit-reversal")
 IN_PLACE_BASE = {"d-designated": 4, "s-designated": 7, "conflict-free": 10}
+SCHEDULE_LANES = {"paper": 32, "hopper": 16}     # the bank model's w, for which the schedule is conflict-free
 
 
 class DMMPermutation(Kernel):
@@ -65,7 +69,7 @@ class DMMPermutation(Kernel):
         idx = {"dmm_permutation_d_designated": (p, None), "dmm_permutation_s_designated": (perms.inverse(p), None),
                "dmm_copy": (None, None)}
         if self.base == "dmm_permutation_conflict_free":
-            for model, w in (("paper", 32), ("hopper", 16)):
+            for model, w in SCHEDULE_LANES.items():
                 sched = schedules.dmm_schedule(p, w)
                 idx[f"{self.base}:{model}"] = (sched.s, sched.d)
             idx[self.base] = idx[f"{self.base}:paper"]
@@ -91,14 +95,31 @@ class DMMPermutation(Kernel):
 
     def launch_plan(self, size, dtype, params, case):
         """One block of n threads permuting ``reps`` times in shared memory (g0, g1: the index arrays of
-        the chosen bank model; 5 bits a shift word)."""
-        e, bank_model = np.dtype(dtype).itemsize, params["bank_model"]
+        the chosen bank model; 5 bits a shift word). Its shared accesses are permute_loop's, one barrier a
+        repetition, after the prologue that stores a and both index arrays (a random permutation is priced
+        by the seed-0 draw's addresses)."""
+        e, bank_model, reps = np.dtype(dtype).itemsize, params["bank_model"], params["reps"]
+        perm = case.get("perm", "random")
         index = (Array(f"g0:{bank_model}"), Array(f"g1:{bank_model}"))
-        return Plan({"a": size * e, "out": size * e},
+        key = (self.base, self.variant, perm, size, bank_model)
+        thread = SharedAccess(_threads, (size,), e)
+        prologue = (thread, SharedAccess(_threads, (size,), 4, 2))
+        step = tuple(SharedAccess(_addresses, (*key, role), e if role in ("read", "write") else 4, reps)
+                     for role in self._roles())
+        return Plan({"a": size * e, "out": size * e, index[0].name: 4 * size, index[1].name: 4 * size},
                     (Launch(f"dmm_permutation_{suffix(dtype)}", 1, size,
-                            args=(Array("a"), Array("out"), *index, Scalar(size, "int32"), Scalar(params["reps"], "int32"),
-                                  Scalar(self.mode(case.get("perm", "random"), bank_model), "int32"), Scalar(5, "int32")),
-                            accesses=(Access("a", size * e), Access("out", size * e, write=True)), source=SOURCE),))
+                            args=(Array("a"), Array("out"), *index, Scalar(size, "int32"), Scalar(reps, "int32"),
+                                  Scalar(self.mode(perm, bank_model), "int32"), Scalar(5, "int32")),
+                            accesses=(Access("a", size * e), Access(index[0].name, 4 * size),
+                                      Access(index[1].name, 4 * size), Access("out", size * e, write=True)),
+                            shared_accesses=prologue + step + (thread,), barriers=reps + 1, source=SOURCE),))
+
+    def _roles(self) -> tuple[str, ...]:
+        """permute_loop's shared accesses of one repetition: the index arrays it reads, then a and b."""
+        indices = {"dmm_copy": (), "dmm_permutation_d_designated": ("index0",),
+                   "dmm_permutation_s_designated": ("index0",),
+                   "dmm_permutation_conflict_free": ("index0", "index1")}[self.base]
+        return (indices if self.variant == "array" else ()) + ("read", "write")
 
     def reference(self, inputs: Inputs, reps: int = 1) -> np.ndarray:
         """b[P[i]] = a[i], applied ``reps`` times (the copy is the identity)."""
@@ -110,6 +131,40 @@ class DMMPermutation(Kernel):
             nxt[inputs.host["p"]] = out
             out = nxt
         return out
+
+
+def _threads(size: int) -> np.ndarray:
+    return np.arange(size)
+
+
+@functools.lru_cache(maxsize=64)
+def _source_destination(base: str, variant: str, perm: str, size: int, bank_model: str) -> tuple:
+    """(s, d) of permute_loop, dst[d[t]] = src[s[t]], as the kernel computes them for this mode."""
+    t = np.arange(size)
+    p = perms.resolve(perm, size, 0)
+    if base == "dmm_copy":
+        return t, t
+    if base == "dmm_permutation_d_designated":
+        return t, p
+    if base == "dmm_permutation_s_designated":
+        return perms.inverse(p), t
+    if variant == "array":
+        sched = schedules.dmm_schedule(p, SCHEDULE_LANES[bank_model])
+        return np.asarray(sched.s), np.asarray(sched.d)
+    if bank_model == "hopper":      # modes 13-15
+        s = {"transpose": t ^ ((t & 15) << 5), "shuffle": t ^ (((t >> 3) & 1) << 9),
+             "bit-reversal": t ^ ((t & 15) << 6)}[perm]
+    else:                           # modes 10-12, bits = 5
+        s = t ^ ((t & 31) << 5)
+    return s, p[s]
+
+
+def _addresses(base: str, variant: str, perm: str, size: int, bank_model: str, role: str) -> np.ndarray:
+    """The element each thread touches in one repetition's access ``role``."""
+    if role.startswith("index"):
+        return np.arange(size)
+    s, d = _source_destination(base, variant, perm, size, bank_model)
+    return s if role == "read" else d
 
 
 KERNELS = [DMMPermutation(name) for name in ARRAY_MODES] + \

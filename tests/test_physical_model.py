@@ -3,6 +3,8 @@ kernels' plans (every tunable moves the prediction, or the space says why it can
 import math
 from dataclasses import replace
 
+import numpy as np
+
 import pytest
 
 from memtune import kernels
@@ -11,6 +13,7 @@ from memtune.costmodel.errors import InputFileError
 from memtune.costmodel.physical import launch as L
 from memtune.costmodel.physical.machine import PARAMETERS, KernelResources, MachineFile, Quantity
 from memtune.costmodel.physical.model import PhysicalModel, permutation_stages
+from memtune.costmodel.physical.shared import SharedAccess, wavefronts
 
 H100 = physical.load("H100")
 
@@ -179,10 +182,55 @@ def test_every_tunable_moves_the_prediction(name):
         assert all(len(v) == 1 for v in groups.values()), f"{name}: {tunable} is declared flat, the model varies"
 
 
-def test_dmm_kernels_costed_in_cycles_of_the_measured_clock():
-    k = kernels.get("dmm_copy")
-    got = MODEL.predict_ms(k, 1024, "float32", {"reps": 1000}, {})
-    # the seeds' copy, 2l + 2n/w - 2, with l = 29 measured cycles and w = 32 measured banks: 120 cycles
-    assert H100["shared_latency"] == pytest.approx(29, abs=0.01) and H100["banks"] == 32
-    assert got == pytest.approx(120 / H100["clock"] * 1e-6, rel=1e-4)
-    assert got == pytest.approx(6.1e-5, rel=0.01)        # at the probed 1.968 GHz: 61 ns
+def test_wavefronts_at_the_banks_and_bank_width():
+    t = np.arange(64)                                     # two warps
+    assert wavefronts(t, 4, 32, 4) == 2                   # stride one, 4-byte: one pass a warp
+    assert wavefronts(t, 8, 32, 4) == 4                   # 8-byte: 16 lanes fill the 128 bytes, two passes a warp
+    assert wavefronts(t, 8, 32, 8) == 2                   # on 8-byte banks (Kepler's 64-bit mode): one
+    assert wavefronts(2 * t, 4, 32, 4) == 4               # stride two: 2-way conflict
+    assert wavefronts(32 * t, 4, 32, 4) == 64             # stride 32: all 32 lanes of a warp in one bank
+    assert wavefronts(np.zeros(32, int), 4, 32, 4) == 1   # one word to every lane: a broadcast
+    assert wavefronts(np.arange(20), 4, 32, 4) == 1       # a partial warp
+    assert wavefronts(np.array([0, 32, -1, 64]), 4, 32, 4) == 3     # -1: that thread takes no part
+
+
+def test_a_barrier_drains_the_pipeline_unless_another_block_fills_it():
+    m = toy()
+    access = SharedAccess(np.arange, (1024,), 4, 10)      # 10 x 32 warps x 1 wavefront
+    one = L.Launch("f", 1, 1024, rounds=0, shared_accesses=(access,), barriers=10)
+    t = L.launch_time(one, L.Served(0, 0), m)
+    # one block on one SM: its 320 wavefronts at one a cycle (1 GHz) plus a 20-cycle drain a barrier, and the
+    # launch's one L2 latency (50 ns)
+    assert L.launch_wavefronts(one, m) == 320
+    assert t.total_ns == pytest.approx(320 + 10 * 20 + 50)
+    assert float(L.launch_expr(t, m).subs(L.symbol_values(m))) == pytest.approx(t.total_ns)
+    # 4 such blocks, 2 a SM (64 registers a thread): each SM's other block fills the drains: 2 x 320 + 200 / 2
+    four = replace(one, grid=4, block=512)
+    t4 = L.launch_time(four, L.Served(0, 0), m)
+    assert t4.blocks_per_sm == 2 and t4.total_ns == pytest.approx(2 * 320 + 200 / 2 + 50)
+
+
+def test_dmm_kernels_costed_by_their_wavefronts_and_barriers():
+    # a repetition of the d-designated transpose (in place, float32, n = 1024): thread t reads a[t], one
+    # wavefront a warp, and writes b[P(t)], lanes j of a warp to j*32 + i: one bank, 32 wavefronts a warp;
+    # 32 warps: 32 + 1024 wavefronts, then the barrier's drain of one shared latency (29 cycles)
+    k = kernels.get("dmm_permutation_d_designated_in_place")
+    case = {"perm": "transpose"}
+    per_rep = (32 + 1024 + H100["shared_latency"]) / H100["clock"] * 1e-6       # ms at the probed clock
+    runs = {r: MODEL.predict_ms(k, 1024, "float32", {"reps": r}, case) * r for r in (10000, 20000)}
+    assert (runs[20000] - runs[10000]) / 10000 == pytest.approx(per_rep, rel=1e-9)
+    assert MODEL.predict_ms(k, 1024, "float32", {"reps": 10000}, case) == pytest.approx(per_rep, rel=0.02)
+    # float64 on 4-byte banks: the copy's stride-one access is two wavefronts a warp (the seeds' DMM: one)
+    copy = kernels.get("dmm_copy")
+    per_rep64 = (4 * 32 + H100["shared_latency"]) / H100["clock"] * 1e-6
+    runs = {r: MODEL.predict_ms(copy, 1024, "float64", {"reps": r}, {}) * r for r in (10000, 20000)}
+    assert (runs[20000] - runs[10000]) / 10000 == pytest.approx(per_rep64, rel=1e-9)
+
+
+def test_the_bank_model_of_a_schedule_moves_the_prediction():
+    # the conflict-free schedule for 32 banks of one element is 2-way conflicted for doubles on 32 four-byte
+    # banks; the one for 16 lanes (bank_model "hopper") is not (H100 study: 272 against 206 cycles)
+    k = kernels.get("dmm_permutation_conflict_free")
+    paper, hopper = (MODEL.predict_ms(k, 1024, "float64", {"reps": 10000, "bank_model": b}, {"perm": "random"})
+                     for b in ("paper", "hopper"))
+    assert paper / hopper == pytest.approx((256 + 29) / (192 + 29), rel=0.03)

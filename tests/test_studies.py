@@ -206,16 +206,26 @@ def test_a_held_out_grid_that_is_not_a_file_is_one_line(run_cli, tmp_path):
     assert code == 2 and "held-out" in err and err.count("\n") == 1
 
 
-def test_the_held_out_shared_set_shares_no_configuration_with_the_studies():
-    held = pd.read_csv(ROOT / "bench" / "results" / "h100" / "heldout_shared" / "heldout_shared.csv")
+def _configuration_keys(frame: pd.DataFrame, name: str = "kernel") -> list[tuple]:
+    return [(a, int(s), d, json.dumps(json.loads(p), sort_keys=True), json.dumps(json.loads(c), sort_keys=True))
+            for a, s, d, p, c in zip(frame[name], frame["size"], frame.dtype, frame.params, frame.case)]
+
+
+HELD_SHARED = ROOT / "bench" / "results" / "h100" / "heldout_shared"
+
+
+def test_the_held_out_shared_sets_share_no_configuration_with_the_studies_or_each_other():
+    held = pd.read_csv(HELD_SHARED / "heldout_shared.csv")
     assert held.kernel.nunique() >= 6 and (held.median_ms > 0).all() and held.predicted_ms.notna().all()
     recorded = pd.concat([pd.read_csv(p, keep_default_na=False, na_values=[""]) for p in RECORDED.glob("*.raw.csv")])
-    seen = {(a, int(s), d, json.dumps(json.loads(p), sort_keys=True), json.dumps(json.loads(c), sort_keys=True))
-            for a, s, d, p, c in zip(recorded.algorithm, recorded["size"], recorded.dtype, recorded.params, recorded.case)}
-    for row in held.itertuples():
-        key = (row.kernel, row.size, row.dtype, json.dumps(json.loads(row.params), sort_keys=True),
-               json.dumps(json.loads(row.case), sort_keys=True))
-        assert key not in seen, key
+    seen = set(_configuration_keys(recorded, "algorithm"))
+    first = _configuration_keys(held)
+    assert not seen & set(first)
+    for device in ("h100", "h200"):         # the second set: predicted (and committed) before it is measured
+        second = pd.read_csv(ROOT / "bench" / "results" / device / "heldout_shared" / "wavefronts.csv")
+        keys = _configuration_keys(second)
+        assert len(set(keys)) == len(keys) == 32 and not (seen | set(first)) & set(keys)
+        assert second.predicted_ms.gt(0).all() and second.device.nunique() == 1
 
 
 def test_round_robin_takes_every_run_once_a_round_in_turn():

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import sympy
 
 from .machine import KernelResources
+from .shared import counted
 
 SECTOR = 32
 
@@ -97,7 +98,11 @@ class Launch:
     rounds: float = 1.0              # dependent global rounds of one block over its life
     shared_wavefronts: float = 0.0   # per block: passes through the SM's L1/shared data path (bank-conflict
                                      # stages, and one per distinct line of an uncoalesced global access)
+    shared_accesses: tuple = ()      # per block: SharedAccess patterns, counted in wavefronts at the machine's
+                                     # banks and bank width (added to shared_wavefronts)
     shared_rounds: float = 0.0       # dependent shared accesses of one block
+    barriers: float = 0.0            # barrier intervals of one block: each ends one shared latency after its
+                                     # last wavefront (the pipeline drains before the barrier lets go)
     flops: float = 0.0               # per block
     chain: float = 0.0               # serial one-way flag hops on the critical path
     atomics: float = 0.0             # atomics per block on one shared address (a ticket): serialised
@@ -243,18 +248,20 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     wavefront_ns = 1.0 / machine["clock"]                # one shared wavefront per cycle per SM
     block_ns = machine["block_launch"] + launch.warps * machine["warp_launch"]
     per_block_dram, per_block_l2 = served.dram / grid, served.l2 / grid
+    wavefronts = launch_wavefronts(launch, machine)
     # a warp issues one instruction per cycle and waits for its own shared wavefronts, so one block's
     # critical path also holds its warps' share of the FMAs and wavefronts: what few warps cannot hide
     warp_issue = (launch.flops / launch.warps / warp_flops(launch.fp64, machine)
-                  + launch.shared_wavefronts / launch.warps) / machine["clock"]
+                  + wavefronts / launch.warps) / machine["clock"]
     wait = launch.rounds * latency + launch.shared_rounds * shared_latency
-    lat = wait + warp_issue
+    drain = launch.barriers * shared_latency
+    lat = wait + drain + warp_issue
 
     def wave(k: int) -> tuple[float, float]:
         mem = k * (per_block_dram / beta + per_block_l2 / machine["l2_bandwidth"])
         per_sm = -(-k // sms)
         busy = min(k, sms) / sms
-        inst = per_sm * launch.shared_wavefronts * wavefront_ns + k * launch.flops / (fma * busy)
+        inst = per_sm * wavefronts * wavefront_ns + k * launch.flops / (fma * busy)
         return mem, max(inst, per_sm * block_ns)
 
     waves = [(c, *wave(k)) for c, k in ((full, concurrent), (1, tail)) if c and k]   # (count, memory, instructions)
@@ -263,18 +270,24 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     latency_total = sum(c for c, _, _ in waves) * lat
     if len(waves) == 1 and waves[0][0] == 1:
         # one wave: its blocks start together and walk their rounds in step, so each round costs its
-        # bytes at bandwidth plus a latency (the seeds' n/w + L per round)
+        # bytes at bandwidth plus a latency (the seeds' n/w + L per round); a barrier's drain idles the SM
+        # unless another block it holds fills it (fewer than b where the grid is small)
         _, mem, inst = waves[0]
-        body = max(mem + lat, inst + wait / b) + latency
+        body = max(mem + lat, inst + wait / b + drain / min(b, -(-grid // sms))) + latency
     else:
         # several waves: a request waits its latency behind the bytes queued before it (the additive
         # n/w + L of a round, which Little's law turns into bandwidth once enough bytes are in flight);
         # while one of the SM's b blocks waits on its dependent rounds, its share of the issue slots idles
-        body = sum(c * max(mem + lat, inst + wait / b) for c, mem, inst in waves) + latency
+        body = sum(c * max(mem + lat, inst + (wait + drain) / b) for c, mem, inst in waves) + latency
     body = max(body, grid * launch.atomics * machine["atomic_interval"])
     chain = launch.chain * machine["flag_round_trip"] / 2
     total = body + chain
     return LaunchTime(launch, b, grid / concurrent, memory, latency_total, instruction, chain, total, served)
+
+
+def launch_wavefronts(launch: Launch, machine) -> float:
+    """Shared wavefronts of one block: the plan's count plus its access patterns at the machine's banks."""
+    return launch.shared_wavefronts + counted(launch.shared_accesses, machine)
 
 
 def plan_times(plan: Plan, machine) -> list[LaunchTime]:
@@ -331,11 +344,13 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
     lat_sym = LAT if t.served.dram > 0 else LAT2
     shared_lat = sympy.nsimplify(launch.shared_rounds * machine["shared_latency"]) / SIGMA
     wait = sympy.nsimplify(launch.rounds) * lat_sym + shared_lat
+    drain = sympy.nsimplify(launch.barriers * machine["shared_latency"]) / SIGMA
     phi = PHI64 if launch.fp64 else PHI
     per_warp_flops = WARP_LANES * 2 * (PHI64 / PHI if launch.fp64 else 1)
+    wavefronts = launch_wavefronts(launch, machine)
     warp_issue = (sympy.nsimplify(launch.flops / launch.warps) / per_warp_flops
-                  + sympy.nsimplify(launch.shared_wavefronts / launch.warps)) / SIGMA
-    lat = wait + warp_issue
+                  + sympy.nsimplify(wavefronts / launch.warps)) / SIGMA
+    lat = wait + drain + warp_issue
     b = t.blocks_per_sm
 
     block = BLOCK + launch.warps * WARP
@@ -343,16 +358,17 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
     def wave(k):
         per_sm = -(-k // sms)
         mem = sympy.nsimplify(k * t.served.dram / grid) / BETA + sympy.nsimplify(k * t.served.l2 / grid) / BETA2
-        inst = sympy.nsimplify(per_sm * launch.shared_wavefronts) / SIGMA + \
+        inst = sympy.nsimplify(per_sm * wavefronts) / SIGMA + \
             sympy.nsimplify(k * launch.flops * sms / min(k, sms)) / phi
         return mem, sympy.Max(inst, per_sm * block)
 
     if full + (1 if tail else 0) == 1:
         mem, inst = wave(min(grid, concurrent))
-        body = sympy.Max(mem + lat, inst + wait / b) + lat_sym
+        body = sympy.Max(mem + lat, inst + wait / b + drain / min(b, -(-grid // sms))) + lat_sym
     else:
         waves = [(c, *wave(k)) for c, k in ((full, concurrent), (1 if tail else 0, tail)) if c]
-        body = sum((c * sympy.Max(mem + lat, inst + wait / b) for c, mem, inst in waves), sympy.Integer(0)) + lat_sym
+        body = sum((c * sympy.Max(mem + lat, inst + (wait + drain) / b) for c, mem, inst in waves),
+                   sympy.Integer(0)) + lat_sym
     if launch.atomics:
         body = sympy.Max(body, sympy.nsimplify(grid * launch.atomics) * ATOMIC)
     return body + sympy.nsimplify(launch.chain) * HOP / 2

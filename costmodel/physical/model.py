@@ -40,9 +40,9 @@ class PhysicalModel:
 
     def predict(self, kernel: CostedKernel, size: int, dtype: str, params: dict, case: dict | None = None) -> Prediction:
         params, case = kernel.check_params(params), case or {}
-        if kernel.memory == "shared":
-            return Prediction(self._dmm_ms(kernel, size, params, case), (), "shared memory (DMM stages)")
         plan = kernel.plan(size, dtype, params, case)
+        if kernel.memory == "shared" and not _counts_shared(plan):
+            return Prediction(self._dmm_ms(kernel, size, params, case), (), "shared memory (DMM stages)")
         times = L.plan_times(plan, self.machine)
         total = L.run_time_ns(plan, self.machine, times)
         device = sum(t.total_ns for t in times)
@@ -52,7 +52,7 @@ class PhysicalModel:
             limit = "launch gaps"
         else:
             limit = max(times, key=lambda t: t.total_ns).limit
-        return Prediction(total * 1e-6, tuple(times), limit)
+        return Prediction(total * 1e-6 / kernel.ops_per_run(**params), tuple(times), limit)
 
     def predict_ms(self, kernel: CostedKernel, size: int, dtype: str, params: dict, case: dict | None = None) -> float:
         return self.predict(kernel, size, dtype, params, case).ms
@@ -77,6 +77,11 @@ class PhysicalModel:
         if got is None:
             return math.nan
         return float(got) / self.machine["clock"] * 1e-6
+
+
+def _counts_shared(plan) -> bool:
+    """Whether a one-block kernel's plan says what its threads do in shared memory (its accesses and barriers)."""
+    return any(launch.shared_accesses or launch.barriers for launch in plan.launches)
 
 
 @functools.lru_cache(maxsize=256)

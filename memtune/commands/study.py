@@ -20,9 +20,11 @@ def add_arguments(parser):
                         help="fitted calibration TOML, an optional refinement (default: the physical model on the "
                              "measured device's machine file)")
     parser.add_argument("--repeats", type=positive, default=10, help="timed repeats per measurement (default: 10)")
-    parser.add_argument("--held-out", default=None, metavar="CSV",
-                        help="with fidelity: a family grid recorded after the model was fixed (bench/offladder.py's "
-                             "offladder_grid.csv); the report puts the model's error there beside the studies'")
+    parser.add_argument("--held-out", default=None, metavar="CSV", nargs="+",
+                        help="with fidelity: held-out sets measured before the model change they judge: a family grid "
+                             "(bench/offladder.py's offladder_grid.csv) or a list of configurations "
+                             "(bench/heldout_shared.py's heldout_shared.csv); the report puts the model's error there "
+                             "beside the studies'")
     add_json_flag(parser)
 
 
@@ -57,11 +59,11 @@ def run(args) -> int:
     return 0
 
 
-def _held_out(path: str | None):
+def _held_out(paths: list[str] | None) -> list[Path]:
     from ..costmodel.errors import ParameterError
 
-    if path is None:
-        return None
-    if not Path(path).is_file():
-        raise ParameterError("held-out", f"{path} is not a file (a family grid: bench/offladder.py's offladder_grid.csv)")
-    return Path(path)
+    for path in paths or ():
+        if not Path(path).is_file():
+            raise ParameterError("held-out", f"{path} is not a file (a family grid: bench/offladder.py's "
+                                             "offladder_grid.csv, or bench/heldout_shared.py's heldout_shared.csv)")
+    return [Path(p) for p in paths or ()]
