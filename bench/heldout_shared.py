@@ -11,12 +11,14 @@ Run: ``python bench/heldout_shared.py OUT`` -> ``OUT/heldout_shared.csv``, ``OUT
 
 A second set judges the model that came of it (one-block kernels costed by their wavefronts at the probed
 banks and a shared latency a barrier): RAP transposes in float32 (the study has float64), the DMM
-kernels in float32 at n = 128, 384, 768 and with the "hopper" bank model in float64 at n = 256, 512. Its
-predictions are written and committed before anything is measured, per device, the H200's zero-shot
-(machine file only):
+kernels in float32 at n = 128, 384, 768 and with the "hopper" bank model in float64 at n = 256, 512. A
+third judges the next change (a dependent access waits out what the other warps' index accesses do not
+fill of a shared latency): the DMM kernels at n = 64, 96, 160, 192, 320, 640. Each set's predictions are
+written and committed before anything of it is measured, per device, the H200's zero-shot (machine file
+only):
 
-    python bench/heldout_shared.py predict DEVICE OUT    # CPU: OUT/wavefronts.csv, predicted_ms only
-    python bench/heldout_shared.py measure OUT           # GPU: times the committed rows, fills median_ms
+    python bench/heldout_shared.py predict SET DEVICE OUT   # CPU: OUT/SET.csv, predicted_ms only
+    python bench/heldout_shared.py measure SET OUT          # GPU: times the committed rows, fills median_ms
 """
 import json
 import statistics
@@ -57,15 +59,30 @@ def wavefront_configurations():
             yield "dmm_permutation_conflict_free", n, "float64", {"reps": 10000, "bank_model": "hopper"}, {"perm": perm}
 
 
-def predict(device: str, out: Path) -> pd.DataFrame:
-    """The second set's predictions on ``device``'s machine file, before any of it is measured."""
+def dependent_configurations():
+    """The third set: sizes no earlier set or study has, where few warps leave index waits unfilled."""
+    for name in DMM:
+        for n in (64, 192, 320, 640):
+            yield name, n, "float32", {"reps": 10000, "bank_model": "paper"}, {"perm": "random"}
+    for name in ("dmm_permutation_s_designated", "dmm_permutation_conflict_free"):
+        for n in (96, 160):
+            yield name, n, "float64", {"reps": 10000, "bank_model": "paper"}, {"perm": "random"}
+    for n in (128, 384):
+        yield "dmm_permutation_conflict_free", n, "float64", {"reps": 10000, "bank_model": "hopper"}, {"perm": "random"}
+
+
+SETS = {"wavefronts": wavefront_configurations, "dependent": dependent_configurations}
+
+
+def predict(name: str, device: str, out: Path) -> pd.DataFrame:
+    """Set ``name``'s predictions on ``device``'s machine file, before any of it is measured."""
     model = tuner.load_model(device)
-    rows = [{"device": device, "kernel": name, "size": n, "dtype": dtype, "params": json.dumps(params),
-             "case": json.dumps(case), "predicted_ms": model.predict_ms(kernels.get(name), n, dtype, params, case)}
-            for name, n, dtype, params, case in wavefront_configurations()]
+    rows = [{"device": device, "kernel": kernel, "size": n, "dtype": dtype, "params": json.dumps(params),
+             "case": json.dumps(case), "predicted_ms": model.predict_ms(kernels.get(kernel), n, dtype, params, case)}
+            for kernel, n, dtype, params, case in SETS[name]()]
     out.mkdir(parents=True, exist_ok=True)
     frame = pd.DataFrame(rows)
-    frame.to_csv(out / "wavefronts.csv", index=False)
+    frame.to_csv(out / f"{name}.csv", index=False)
     return frame
 
 
@@ -113,8 +130,8 @@ def main(out: Path, rounds: int = 5) -> pd.DataFrame:
 
 if __name__ == "__main__":
     if sys.argv[1] == "predict":
-        predict(sys.argv[2], Path(sys.argv[3]))
+        predict(sys.argv[2], sys.argv[3], Path(sys.argv[4]))
     elif sys.argv[1] == "measure":
-        measure_predicted(Path(sys.argv[2]) / "wavefronts.csv")
+        measure_predicted(Path(sys.argv[3]) / f"{sys.argv[2]}.csv")
     else:
         main(Path(sys.argv[1]))

@@ -104,8 +104,11 @@ class DMMPermutation(Kernel):
         key = (self.base, self.variant, perm, size, bank_model)
         thread = SharedAccess(_threads, (size,), e)
         prologue = (thread, SharedAccess(_threads, (size,), 4, 2))
-        step = tuple(SharedAccess(_addresses, (*key, role), e if role in ("read", "write") else 4, reps)
-                     for role in self._roles())
+        indices = tuple(SharedAccess(_addresses, (*key, role), 4, reps) for role in self._indices())
+        # the read waits on the index arrays of an s-designated or scheduled permutation, the write on the
+        # read; the d-designated write's index was read with the data, so it waits on nothing more
+        read = SharedAccess(_addresses, (*key, "read"), e, reps, indices if "s" in self._index_roles() else ())
+        step = (*indices, read, SharedAccess(_addresses, (*key, "write"), e, reps))
         return Plan({"a": size * e, "out": size * e, index[0].name: 4 * size, index[1].name: 4 * size},
                     (Launch(f"dmm_permutation_{suffix(dtype)}", 1, size,
                             args=(Array("a"), Array("out"), *index, Scalar(size, "int32"), Scalar(reps, "int32"),
@@ -114,12 +117,14 @@ class DMMPermutation(Kernel):
                                       Access(index[1].name, 4 * size), Access("out", size * e, write=True)),
                             shared_accesses=prologue + step + (thread,), barriers=reps + 1, source=SOURCE),))
 
-    def _roles(self) -> tuple[str, ...]:
-        """permute_loop's shared accesses of one repetition: the index arrays it reads, then a and b."""
-        indices = {"dmm_copy": (), "dmm_permutation_d_designated": ("index0",),
-                   "dmm_permutation_s_designated": ("index0",),
-                   "dmm_permutation_conflict_free": ("index0", "index1")}[self.base]
-        return (indices if self.variant == "array" else ()) + ("read", "write")
+    def _index_roles(self) -> tuple[str, ...]:
+        """Which of permute_loop's addresses come from an index array: "s" (the read), "d" (the write)."""
+        return {"dmm_copy": (), "dmm_permutation_d_designated": ("d",), "dmm_permutation_s_designated": ("s",),
+                "dmm_permutation_conflict_free": ("s", "d")}[self.base] if self.variant == "array" else ()
+
+    def _indices(self) -> tuple[str, ...]:
+        """permute_loop's index reads of one repetition (idx0, idx1), before it reads a and writes b."""
+        return ("index0", "index1")[:len(self._index_roles())]
 
     def reference(self, inputs: Inputs, reps: int = 1) -> np.ndarray:
         """b[P[i]] = a[i], applied ``reps`` times (the copy is the identity)."""

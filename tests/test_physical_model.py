@@ -13,7 +13,7 @@ from memtune.costmodel.errors import InputFileError
 from memtune.costmodel.physical import launch as L
 from memtune.costmodel.physical.machine import PARAMETERS, KernelResources, MachineFile, Quantity
 from memtune.costmodel.physical.model import PhysicalModel, permutation_stages
-from memtune.costmodel.physical.shared import SharedAccess, wavefronts
+from memtune.costmodel.physical.shared import SharedAccess, idle_cycles, wavefronts
 
 H100 = physical.load("H100")
 
@@ -234,3 +234,19 @@ def test_the_bank_model_of_a_schedule_moves_the_prediction():
     paper, hopper = (MODEL.predict_ms(k, 1024, "float64", {"reps": 10000, "bank_model": b}, {"perm": "random"})
                      for b in ("paper", "hopper"))
     assert paper / hopper == pytest.approx((256 + 29) / (192 + 29), rel=0.03)
+
+
+def test_few_warps_leave_an_index_wait_unfilled():
+    m = toy()                                             # shared latency 20 cycles, 1 GHz
+    index = SharedAccess(np.arange, (128,), 4)            # 4 warps: 4 wavefronts
+    read = SharedAccess(np.arange, (128,), 4, 1, (index,))
+    assert idle_cycles((index, read), m) == 20 - 4
+    assert idle_cycles((SharedAccess(np.arange, (1024,), 4), SharedAccess(np.arange, (1024,), 4, 1,
+                        (SharedAccess(np.arange, (1024,), 4),))), m) == 0     # 32 warps fill the 20 cycles
+    # the s-designated identity at n = 128 (float32): each repetition reads q (4 wavefronts), then a[q[t]]
+    # (4), writes b[t] (4); the read waits 29 cycles less the 4 of the index reads, and the barrier drains 29
+    k = kernels.get("dmm_permutation_s_designated")
+    lat = H100["shared_latency"]
+    per_rep = (12 + lat + (lat - 4)) / H100["clock"] * 1e-6
+    runs = {r: MODEL.predict_ms(k, 128, "float32", {"reps": r}, {"perm": "identical"}) * r for r in (10000, 20000)}
+    assert (runs[20000] - runs[10000]) / 10000 == pytest.approx(per_rep, rel=1e-9)

@@ -221,11 +221,14 @@ def test_the_held_out_shared_sets_share_no_configuration_with_the_studies_or_eac
     seen = set(_configuration_keys(recorded, "algorithm"))
     first = _configuration_keys(held)
     assert not seen & set(first)
-    for device in ("h100", "h200"):         # the second set: predicted (and committed) before it is measured
-        second = pd.read_csv(ROOT / "bench" / "results" / device / "heldout_shared" / "wavefronts.csv")
-        keys = _configuration_keys(second)
-        assert len(set(keys)) == len(keys) == 32 and not (seen | set(first)) & set(keys)
-        assert second.predicted_ms.gt(0).all() and second.device.nunique() == 1
+    earlier = seen | set(first)
+    for name, count in (("wavefronts", 32), ("dependent", 22)):    # predicted (and committed) before measured
+        for device in ("h100", "h200"):
+            later = pd.read_csv(ROOT / "bench" / "results" / device / "heldout_shared" / f"{name}.csv")
+            keys = _configuration_keys(later)
+            assert len(set(keys)) == len(keys) == count and not earlier & set(keys), name
+            assert later.predicted_ms.gt(0).all() and later.device.nunique() == 1
+        earlier |= set(keys)
 
 
 def test_round_robin_takes_every_run_once_a_round_in_turn():

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import sympy
 
 from .machine import KernelResources
-from .shared import counted
+from .shared import counted, idle_cycles
 
 SECTOR = 32
 
@@ -102,7 +102,8 @@ class Launch:
                                      # banks and bank width (added to shared_wavefronts)
     shared_rounds: float = 0.0       # dependent shared accesses of one block
     barriers: float = 0.0            # barrier intervals of one block: each ends one shared latency after its
-                                     # last wavefront (the pipeline drains before the barrier lets go)
+                                     # last wavefront (the pipeline drains before the barrier lets go; see
+                                     # SharedAccess.after for the other idle)
     flops: float = 0.0               # per block
     chain: float = 0.0               # serial one-way flag hops on the critical path
     atomics: float = 0.0             # atomics per block on one shared address (a ticket): serialised
@@ -254,7 +255,7 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     warp_issue = (launch.flops / launch.warps / warp_flops(launch.fp64, machine)
                   + wavefronts / launch.warps) / machine["clock"]
     wait = launch.rounds * latency + launch.shared_rounds * shared_latency
-    drain = launch.barriers * shared_latency
+    drain = launch_drain_cycles(launch, machine) / machine["clock"]
     lat = wait + drain + warp_issue
 
     def wave(k: int) -> tuple[float, float]:
@@ -288,6 +289,12 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
 def launch_wavefronts(launch: Launch, machine) -> float:
     """Shared wavefronts of one block: the plan's count plus its access patterns at the machine's banks."""
     return launch.shared_wavefronts + counted(launch.shared_accesses, machine)
+
+
+def launch_drain_cycles(launch: Launch, machine) -> float:
+    """Cycles one block's shared pipeline idles: a shared latency a barrier, and what the other warps' index
+    accesses do not fill of each dependent access's wait."""
+    return launch.barriers * machine["shared_latency"] + idle_cycles(launch.shared_accesses, machine)
 
 
 def plan_times(plan: Plan, machine) -> list[LaunchTime]:
@@ -344,7 +351,7 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
     lat_sym = LAT if t.served.dram > 0 else LAT2
     shared_lat = sympy.nsimplify(launch.shared_rounds * machine["shared_latency"]) / SIGMA
     wait = sympy.nsimplify(launch.rounds) * lat_sym + shared_lat
-    drain = sympy.nsimplify(launch.barriers * machine["shared_latency"]) / SIGMA
+    drain = sympy.nsimplify(launch_drain_cycles(launch, machine)) / SIGMA
     phi = PHI64 if launch.fp64 else PHI
     per_warp_flops = WARP_LANES * 2 * (PHI64 / PHI if launch.fp64 else 1)
     wavefronts = launch_wavefronts(launch, machine)

@@ -26,12 +26,19 @@ WARP = 32
 @dataclass(frozen=True)
 class SharedAccess:
     """One shared-memory access by the threads of a block, ``count`` times: thread t touches element
-    ``addresses(*args)[t]`` of ``itemsize`` bytes (a negative address: the thread takes no part)."""
+    ``addresses(*args)[t]`` of ``itemsize`` bytes (a negative address: the thread takes no part).
+
+    ``after``: the accesses whose data this one's addresses come from (an index read from shared memory).
+    A warp's dependent access enters the pipeline one shared latency after its index access did; in between
+    the pipeline serves the other warps' index accesses, and idles for whatever of the latency they do not
+    fill (few warps).
+    """
 
     addresses: Callable[..., np.ndarray]
     args: tuple = ()
     itemsize: int = 4
     count: float = 1.0
+    after: tuple = ()
 
 
 def wavefronts(addresses: np.ndarray, itemsize: int, banks: int, bank_bytes: int) -> int:
@@ -66,5 +73,16 @@ def _pattern_wavefronts(addresses: Callable, args: tuple, itemsize: int, banks: 
 
 def counted(accesses, machine) -> float:
     """Wavefronts of ``accesses`` (SharedAccess) on ``machine``'s banks and bank width."""
-    banks, bank_bytes = int(machine["banks"]), int(machine["bank_bytes"])
-    return sum(a.count * _pattern_wavefronts(a.addresses, a.args, a.itemsize, banks, bank_bytes) for a in accesses)
+    return sum(a.count * _one(a, machine) for a in accesses)
+
+
+def idle_cycles(accesses, machine) -> float:
+    """Cycles the block's pipeline idles waiting on index data: per dependent access, the shared latency less
+    the wavefronts of the accesses it waits on (see :class:`SharedAccess`)."""
+    latency = machine["shared_latency"]
+    return sum(a.count * max(0.0, latency - sum(_one(b, machine) for b in a.after)) for a in accesses if a.after)
+
+
+def _one(access: SharedAccess, machine) -> int:
+    return _pattern_wavefronts(access.addresses, access.args, access.itemsize, int(machine["banks"]),
+                               int(machine["bank_bytes"]))
