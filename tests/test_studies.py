@@ -59,8 +59,11 @@ def test_every_study_reports_from_the_recorded_h100_measurements(tmp_path, run_c
     assert {p.name.split(".")[0] for p in tmp_path.iterdir()} == set(studies.STUDIES)
     held = pd.read_csv(ROOT / "bench" / "results" / "h100" / "offladder" / "offladder_grid.csv")
     held[held.family.isin(["sum", "prefix_sums"])].to_csv(tmp_path / "held.csv", index=False)
+    shared = pd.read_csv(HELD_SHARED / "heldout_shared.csv")
+    shared[shared.kernel.isin(["dmm_permutation_s_designated", "sum[shared]"])].to_csv(tmp_path / "few.csv",
+                                                                                       index=False)
     code, out, err = run_cli("study", "all", "--from-recorded", "--out", str(tmp_path), "--held-out",
-                             str(tmp_path / "held.csv"))
+                             str(tmp_path / "held.csv"), str(tmp_path / "few.csv"))
     assert code == 0, err
     for name in studies.STUDIES:
         md = (tmp_path / f"{name}.md").read_text()
@@ -82,6 +85,10 @@ def test_every_study_reports_from_the_recorded_h100_measurements(tmp_path, run_c
     assert per_study and float(per_study.group(2)) > float(per_study.group(1))
     held_out = re.search(r"\| held out: held.csv \| (\d+) \| ([0-9.]+) \|", fidelity)
     assert held_out and int(held_out.group(1)) == 231, held_out        # 93 sum + 138 prefix sums configurations
+    # a list of configurations: its error now beside the error recorded with it (before the wavefront model)
+    few = re.search(r"\| held out: few.csv \| 10 \|", fidelity)
+    per_kernel = re.search(r"\| dmm_permutation_s_designated \| 4 \| ([0-9.]+) \| ([0-9.]+) \|", fidelity)
+    assert few and per_kernel and float(per_kernel.group(1)) < 0.1 < float(per_kernel.group(2)), per_kernel
     # the re-measured SAT row: 3.344 ms first, 1.267 ms beside its neighbour
     assert re.search(r"\| sat \| sat_1pr1w \| 16777216 \| float64 \| 1.25R1W \| 0 \| 3.344 \| 1.267 \|", fidelity)
 
