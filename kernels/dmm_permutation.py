@@ -31,7 +31,8 @@ class DMMPermutation(Kernel):
     memory = "shared"
     # bank_model "paper": the seeds' DMM, 32 banks of one element (Kepler's 64-bit mode for doubles);
     # "hopper": 32 four-byte banks, 8-byte elements served per half-warp, so the conflict-free
-    # schedules are built for w = 16 lanes (float64 only; for float32 the two models coincide)
+    # schedules are built for w = 16 lanes, for either dtype: for float32 a schedule for 16 lanes is
+    # 2-way conflicted on 32 banks (the model: 222 against 158 cycles a repetition; the H100: 207 against 178)
     tunables = {"reps": (1, 2, 100, 1000, 10000, 20000), "bank_model": ("paper", "hopper")}
     defaults = {"reps": 1, "bank_model": "paper"}
     searched = ("bank_model",)
