@@ -30,6 +30,8 @@ import pandas as pd
 from memtune import kernels, tuner
 from memtune.kernels.probe import barrier_costs
 from memtune.kernels.timing import Device, measure, round_robin
+from memtune.studies.base import relative_error
+from memtune.studies.fidelity import predicted_rows
 
 SCANS = ("sum[shared]", "prefix_sums_simple[shared]", "prefix_sums_optimal[shared]")
 DMM = ("dmm_copy", "dmm_permutation_d_designated", "dmm_permutation_s_designated", "dmm_permutation_conflict_free")
@@ -74,52 +76,51 @@ def dependent_configurations():
 SETS = {"wavefronts": wavefront_configurations, "dependent": dependent_configurations}
 
 
+def predicted(configurations, device: str) -> pd.DataFrame:
+    """The configurations as rows, each with ``device``'s prediction (its machine file) as it stands."""
+    frame = pd.DataFrame([{"device": device, "kernel": kernel, "size": n, "dtype": dtype, "params": json.dumps(params),
+                           "case": json.dumps(case)} for kernel, n, dtype, params, case in configurations])
+    return frame.assign(predicted_ms=predicted_rows(frame, tuner.load_model(device)))
+
+
+def timed(frame: pd.DataFrame, rounds: int = 5) -> pd.DataFrame:
+    """Each row timed on this GPU, round-robin: ``median_ms`` (the median of the rounds) and ``spread``."""
+    made = []
+    for row in frame.itertuples():
+        k, params = kernels.get(row.kernel), json.loads(row.params)
+        made.append((k, params, k.make_inputs(int(row.size), row.dtype, 1, **json.loads(row.case))))
+    times = round_robin([lambda m=m: measure(m[0], m[2], repeats=10, **m[1])["median_ms"] for m in made], rounds)
+    frame = frame.assign(median_ms=[statistics.median(t) for t in times])
+    return frame.assign(spread=[(max(t) - min(t)) / m for t, m in zip(times, frame.median_ms)])
+
+
 def predict(name: str, device: str, out: Path) -> pd.DataFrame:
     """Set ``name``'s predictions on ``device``'s machine file, before any of it is measured."""
-    model = tuner.load_model(device)
-    rows = [{"device": device, "kernel": kernel, "size": n, "dtype": dtype, "params": json.dumps(params),
-             "case": json.dumps(case), "predicted_ms": model.predict_ms(kernels.get(kernel), n, dtype, params, case)}
-            for kernel, n, dtype, params, case in SETS[name]()]
     out.mkdir(parents=True, exist_ok=True)
-    frame = pd.DataFrame(rows)
+    frame = predicted(SETS[name](), device)
     frame.to_csv(out / f"{name}.csv", index=False)
     return frame
 
 
-def measure_predicted(path: Path, rounds: int = 5) -> pd.DataFrame:
+def measure_predicted(path: Path) -> pd.DataFrame:
     """Time the committed rows of ``path`` on this GPU (which must be the device they were predicted for)."""
     frame = pd.read_csv(path)
     device = Device.current().name
     if set(frame.device) != {device}:
         raise SystemExit(f"{path} was predicted for {sorted(set(frame.device))}, this GPU is {device}")
-    made = []
-    for row in frame.itertuples():
-        k, params, case = kernels.get(row.kernel), json.loads(row.params), json.loads(row.case)
-        made.append((k, params, k.make_inputs(int(row.size), row.dtype, 1, **case)))
-    times = round_robin([lambda m=m: measure(m[0], m[2], repeats=10, **m[1])["median_ms"] for m in made], rounds)
-    frame["median_ms"] = [statistics.median(t) for t in times]
-    frame["spread"] = [(max(t) - min(t)) / statistics.median(t) for t in times]
+    frame = timed(frame)
     frame.to_csv(path, index=False)
-    error = abs(frame.predicted_ms - frame.median_ms) / frame.median_ms
+    error = relative_error(frame.predicted_ms, frame.median_ms)
     print(frame.assign(error=error).round(6).to_string(), flush=True)
     print(f"median error {error.median():.4f}, 90th percentile {error.quantile(0.9):.4f}")
     return frame
 
 
-def main(out: Path, rounds: int = 5) -> pd.DataFrame:
+def main(out: Path) -> pd.DataFrame:
+    """The first set: measured with the prediction as it stood, and the barrier's cycles."""
     out.mkdir(parents=True, exist_ok=True)
     device = Device.current().name
-    model = tuner.load_model(device)
-    made = []
-    for name, n, dtype, params, case in configurations():
-        k = kernels.get(name)
-        made.append((k, n, dtype, params, case, k.make_inputs(n, dtype, 1, **case)))
-    times = round_robin([lambda m=m: measure(m[0], m[5], repeats=10, **m[3])["median_ms"] for m in made], rounds)
-    rows = [{"device": device, "kernel": k.name, "size": n, "dtype": dtype, "params": json.dumps(params),
-             "case": json.dumps(case), "median_ms": statistics.median(t), "spread": (max(t) - min(t)) / statistics.median(t),
-             "predicted_ms": model.predict_ms(k, n, dtype, params, case)}
-            for (k, n, dtype, params, case, _), t in zip(made, times)]
-    frame = pd.DataFrame(rows)
+    frame = timed(predicted(configurations(), device))
     frame.to_csv(out / "heldout_shared.csv", index=False)
     barrier = {"device": device, **barrier_costs()}
     (out / "barrier.json").write_text(json.dumps(barrier, indent=1))

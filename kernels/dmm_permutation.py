@@ -17,6 +17,8 @@ ARRAY_MODES = {"dmm_copy": 0, "dmm_permutation_d_designated": 1, "dmm_permutatio
                "dmm_permutation_conflict_free": 3}
 IN_PLACE = ("transpose", "shuffle", "bit-reversal")
 IN_PLACE_BASE = {"d-designated": 4, "s-designated": 7, "conflict-free": 10}
+INDEXED = {"dmm_copy": "", "dmm_permutation_d_designated": "d", "dmm_permutation_s_designated": "s",
+           "dmm_permutation_conflict_free": "sd"}
 SCHEDULE_LANES = {"paper": 32, "hopper": 16}     # the bank model's w, for which the schedule is conflict-free
 
 
@@ -105,10 +107,11 @@ class DMMPermutation(Kernel):
         key = (self.base, self.variant, perm, size, bank_model)
         thread = SharedAccess(_threads, (size,), e)
         prologue = (thread, SharedAccess(_threads, (size,), 4, 2))
-        indices = tuple(SharedAccess(_addresses, (*key, role), 4, reps) for role in self._indices())
+        indexed = self._indexed()
+        indices = (SharedAccess(_threads, (size,), 4, reps),) * len(indexed)      # idx0[t], idx1[t]
         # the read waits on the index arrays of an s-designated or scheduled permutation, the write on the
         # read; the d-designated write's index was read with the data, so it waits on nothing more
-        read = SharedAccess(_addresses, (*key, "read"), e, reps, indices if "s" in self._index_roles() else ())
+        read = SharedAccess(_addresses, (*key, "read"), e, reps, indices if "s" in indexed else ())
         step = (*indices, read, SharedAccess(_addresses, (*key, "write"), e, reps))
         return Plan({"a": size * e, "out": size * e, index[0].name: 4 * size, index[1].name: 4 * size},
                     (Launch(f"dmm_permutation_{suffix(dtype)}", 1, size,
@@ -118,14 +121,10 @@ class DMMPermutation(Kernel):
                                       Access(index[1].name, 4 * size), Access("out", size * e, write=True)),
                             shared_accesses=prologue + step + (thread,), barriers=reps + 1, source=SOURCE),))
 
-    def _index_roles(self) -> tuple[str, ...]:
-        """Which of permute_loop's addresses come from an index array: "s" (the read), "d" (the write)."""
-        return {"dmm_copy": (), "dmm_permutation_d_designated": ("d",), "dmm_permutation_s_designated": ("s",),
-                "dmm_permutation_conflict_free": ("s", "d")}[self.base] if self.variant == "array" else ()
-
-    def _indices(self) -> tuple[str, ...]:
-        """permute_loop's index reads of one repetition (idx0, idx1), before it reads a and writes b."""
-        return ("index0", "index1")[:len(self._index_roles())]
+    def _indexed(self) -> str:
+        """Which of permute_loop's addresses an index array in shared memory gives: "s" (the read's), "d" (the
+        write's); the in-place kernels compute theirs."""
+        return INDEXED[self.base] if self.variant == "array" else ""
 
     def reference(self, inputs: Inputs, reps: int = 1) -> np.ndarray:
         """b[P[i]] = a[i], applied ``reps`` times (the copy is the identity)."""
@@ -166,9 +165,7 @@ def _source_destination(base: str, variant: str, perm: str, size: int, bank_mode
 
 
 def _addresses(base: str, variant: str, perm: str, size: int, bank_model: str, role: str) -> np.ndarray:
-    """The element each thread touches in one repetition's access ``role``."""
-    if role.startswith("index"):
-        return np.arange(size)
+    """The element each thread touches in one repetition's "read" of a or "write" of b."""
     s, d = _source_destination(base, variant, perm, size, bank_model)
     return s if role == "read" else d
 

@@ -101,10 +101,14 @@ def cross_validated(frames: dict[str, pd.DataFrame], calibration, folds: int = 5
 def predicted_grid(grid_path: Path, model) -> pd.DataFrame:
     """The recorded grids' measured rows (peers left out), each with the model's prediction."""
     frame = pd.read_csv(grid_path)
-    frame = frame[(frame.status == "ok") & ~frame.kernel.str.startswith("cupy_")].copy()
-    frame["predicted_ms"] = [model.predict_ms(kernels.get(n), int(s), d, json.loads(p), json.loads(c))
-                             for n, s, d, p, c in zip(frame.kernel, frame["size"], frame.dtype, frame.params, frame.case)]
-    return frame
+    frame = frame[(frame.status == "ok") & ~frame.kernel.str.startswith("cupy_")]
+    return frame.assign(predicted_ms=predicted_rows(frame, model))
+
+
+def predicted_rows(frame: pd.DataFrame, model) -> list[float]:
+    """The model's time of each row that names a configuration (kernel, size, dtype, params, case)."""
+    return [model.predict_ms(kernels.get(n), int(s), d, json.loads(p), json.loads(c))
+            for n, s, d, p, c in zip(frame.kernel, frame["size"], frame.dtype, frame.params, frame.case)]
 
 
 def grid_fidelity(grid_path: Path, model, predicted: pd.DataFrame | None = None,
@@ -281,8 +285,7 @@ def _held_out_grid(path: Path, frame: pd.DataFrame, model) -> tuple[dict, pd.Dat
 def _held_out_configurations(path: Path, frame: pd.DataFrame, model) -> tuple[dict, pd.DataFrame]:
     """A list of measured configurations (kernel, size, dtype, params, case, median_ms; bench/heldout_shared.py),
     with the prediction recorded when it was measured where it has one: its summary line and its error per kernel."""
-    frame = frame.assign(now=[model.predict_ms(kernels.get(k), int(n), d, json.loads(p), json.loads(c))
-                              for k, n, d, p, c in zip(frame.kernel, frame["size"], frame.dtype, frame.params, frame.case)])
+    frame = frame.assign(now=predicted_rows(frame, model))
     frame["error"] = relative_error(frame.now, frame.median_ms)
     columns = {"error": "median error"}
     if "predicted_ms" in frame:
