@@ -85,7 +85,6 @@ def carry_same_ptx() -> int:
     parser.add_argument("--tables", nargs="*", default=[])
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    from memtune import kernels
     from memtune.tuner import lookup_table as lt
 
     out = Path(args.out)
@@ -93,13 +92,14 @@ def carry_same_ptx() -> int:
     same = functools.lru_cache(maxsize=None)(lambda entry, source: _ptx(entry, source, args.same_ptx) ==
                                              _ptx(entry, source, None))
     report, repo = [], Path(__file__).resolve().parents[1]
-    for path in [*lt.shipped_paths(), *map(Path, args.tables)]:
+    paths = [*lt.shipped_paths(), *map(Path, args.tables)]
+    if len({p.name for p in paths}) < len(paths):     # each is written to --out under its own name
+        raise SystemExit("carry_rows: two tables share a file name; carry them in separate runs")
+    for path in paths:
         lines = read_rows(path)
         label = str(path.resolve().relative_to(repo) if path.resolve().is_relative_to(repo) else path)
         for line, row, name, params in _stale(lines, args.kernels):
-            kernel = kernels.get(name)
-            plan = kernel.launch_plan(int(row["size"]), row["dtype"], kernel.check_params(params),
-                                      json.loads(row["case"]))
+            plan = _plan_of(row, name, params)
             entries = sorted({(launch.function, launch.source) for launch in plan.launches if launch.source})
             carried = all(same(entry, source) for entry, source in entries)
             if carried:
@@ -112,6 +112,17 @@ def carry_same_ptx() -> int:
               f"{sum(r['table'] == label for r in report)} stale rows carried")
     (out / "carry_same_ptx.json").write_text(json.dumps({"before": args.same_ptx, "rows": report}, indent=1) + "\n")
     return 0 if all(r["carried"] for r in report) else 1
+
+
+def _plan_of(row: dict, name: str, params: dict):
+    """The launch plan a table row ran: a kernel's at its size, or a shaped request's (its case names it)."""
+    from memtune import kernels
+    from memtune.kernels import shaped
+
+    if name in shaped.TABLE_KERNELS:
+        return shaped.ShapeChoice.of_row(name, row["dtype"], row["case"]).plan(params)
+    kernel = kernels.get(name)
+    return kernel.launch_plan(int(row["size"]), row["dtype"], kernel.check_params(params), json.loads(row["case"]))
 
 
 def _ptx(entry: str, source: str, rev: str | None) -> str:

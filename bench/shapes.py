@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 from common import setup
@@ -32,6 +33,9 @@ CASES = [
     ("prefix_sums", (1_000_000, 3), "float32", {"axis": 1}), ("prefix_sums", (1 << 26,), "int32", {"dtype": "int32"}),
     ("sum", (1000, 10007), "float32", {"axis": 1}), ("sum", (10007, 1000), "float32", {"axis": 0}),
     ("sum", (10_000_000,), "int32", {}), ("sum", (1 << 24,), "float32", {"dtype": "float64"}),
+    ("sum", (64, 1024, 1024), "float32", {"axis": 1}), ("sum", (100_000, 300), "int32", {"axis": 1}),
+    ("sum", (3, 700_001), "uint8", {"axis": 1}), ("sum", (1_000_000, 3), "float32", {"axis": 1}),
+    ("sum", (5000, 3000), "float64", {"axis": 0}),
     ("transpose", (1000, 3000), "float32", {}), ("transpose", (4000, 4100), "float32", {}),
     ("transpose", (8, 1000, 1000), "float32", {}), ("transpose", (1080, 1920), "uint8", {}),
     ("transpose", (4095, 4095), "float32", {}),
@@ -93,6 +97,8 @@ def measure_case(family, shape, dtype, options, device, machine, repeats):
         row["ms"] = timed(lambda: shaped.execute(plan, {"a": a, "out": out}), repeats)
         row["kernel"] = plan.launches[-1].function
         row["predicted_ms"] = L.run_time_ns(plan, machine, L.plan_times(plan, machine)) * 1e-6
+        if family == "sum":
+            row["plans"] = sum_plans(req, device, machine, a, out, repeats)
     copy = cp.empty_like(a)
     row["copy_ms"] = timed(lambda: cp.copyto(copy, a), repeats)
     row["cupy_ms"] = timed(peer(family, a, options), repeats)
@@ -108,6 +114,21 @@ def measure_case(family, shape, dtype, options, device, machine, repeats):
         lout = cp.empty(lreq.out_shape, "float32")
         row["shaped_at_ladder_ms"] = timed(lambda: shaped.execute(lplan, {"a": big, "out": lout}), repeats)
     return row
+
+
+def sum_plans(req, device, machine, a, out, repeats) -> dict:
+    """A sum's two ways, each measured and predicted: the reduction (row or column sums) and the scan's
+    totals (or the strips' column totals), whichever of them the model did not pick included."""
+    from memtune.costmodel.physical import launch as L
+    from memtune.kernels import shaped
+
+    choice = shapes.shape_choice(req)
+    ways = {"scan": choice.plan(shapes.shape_answer(choice, device).params) if choice else shapes._scan_plan(req),
+            "reduction": shapes._reduction_plan(req)}
+    return {name: {"kernel": plan.launches[-1].function, "launches": len(plan.launches),
+                   "ms": timed(lambda: shaped.execute(plan, {"a": a, "out": out}), repeats),
+                   "predicted_ms": L.run_time_ns(plan, machine, L.plan_times(plan, machine)) * 1e-6}
+            for name, plan in ways.items() if plan is not None}
 
 
 SWEEP = [((1, 1080, 1920), "sat"), ((1, 4096, 4096), "sat"), ((1, 3000, 5000), "sat"), ((16, 512, 512), "sat"),
@@ -167,13 +188,40 @@ def peer_conv(a, f):
     return lambda: ndimage.convolve(a, flipped, mode="constant", cval=0.0)
 
 
+def merge_family(old: Path, new: Path, family: str, rows: list, device: str, repeats: int) -> None:
+    """``old`` with ``family``'s rows replaced by ``rows`` (measured on the same device, as many repeats) at the
+    place of its first one, written to ``new``."""
+    result = json.loads(old.read_text())
+    if (result["device"], result["repeats"]) != (device, repeats):
+        raise SystemExit(f"shapes.py: {old} was measured on {result['device']} with {result['repeats']} repeats")
+    kept = [r for r in result["rows"] if r["family"] != family]
+    at = next((i for i, r in enumerate(result["rows"]) if r["family"] == family), len(kept))
+    result["rows"] = kept[:at] + rows + kept[at:]
+    new.write_text(json.dumps(result, indent=1) + "\n")
+
+
 def main() -> int:
-    args, out = setup(__doc__, extra=lambda p: p.add_argument("--products-only", action="store_true"))
+    def extra(parser):
+        parser.add_argument("--products-only", action="store_true")
+        parser.add_argument("--family", help="only this family's cases, written to shapes_<family>.json")
+        parser.add_argument("--merge", metavar="JSON", help="with --family: also put its rows in place of the "
+                                                             "family's rows of this shapes.json")
+
+    args, out = setup(__doc__, extra=extra)
     from memtune.kernels.timing import Device
     from memtune.tuner import load_model
 
     device = Device.current().name
     machine = load_model(device).machine
+    if args.family:
+        rows = [measure_case(*case, device, machine, args.repeats) for case in CASES if case[0] == args.family]
+        for row in rows:
+            print(json.dumps(row), flush=True)
+        (out / f"shapes_{args.family}.json").write_text(json.dumps({"device": device, "repeats": args.repeats,
+                                                                     "rows": rows}, indent=1) + "\n")
+        if args.merge:
+            merge_family(Path(args.merge), out / "shapes.json", args.family, rows, device, args.repeats)
+        return 0
     rows = [measure_product(*case, device, machine, args.repeats) for case in PRODUCTS]
     if args.products_only:
         (out / "shapes_products.json").write_text(json.dumps({"device": device, "repeats": args.repeats, "rows": rows},

@@ -32,7 +32,7 @@ SUMS = {"uint8": ("int32", "int64", "uint64", "float32", "float64"),
         "uint16": ("int32", "int64", "uint64", "float32", "float64"),
         "int32": ("int32", "int64", "float64"), "int64": ("int64",),
         "float32": ("float32", "float64"), "float64": ("float64",)}
-SCAN_THREADS, SCAN_BYTES = 256, 64            # a thread scans 64 bytes of sums: a tile of 16 KB
+SCAN_SUMS = 16                                # sums a thread of a segmented scan holds
 TRANSPOSE_TILE = 64
 CHUNK = 128                                   # columns a strip's chunk covers (32 lanes x 4)
 STRIP_SHAPES = ((4, 4), (4, 8), (8, 2), (8, 4), (8, 8), (16, 2), (16, 4))   # (warps, rows a warp)
@@ -68,35 +68,40 @@ def _is_dtype(x) -> bool:
         return False
 
 
-def _check_elements(n: int) -> None:
+def check_elements(n: int) -> None:
     if n > MAX_ELEMENTS:
         raise ParameterError("a", f"takes at most {MAX_ELEMENTS} elements, got {n}")
 
 
 # -- plans ------------------------------------------------------------------------------------------
+def scan_threads(itemsize: int) -> int:
+    """Threads of a segmented scan's block for sums of ``itemsize`` bytes (shaped.cu's SCAN_THREADS_OF)."""
+    return 512 if itemsize == 4 else 256
+
+
 def scan_plan(n: int, length: int, src: str, dst: str, total: bool) -> Plan:
     """Prefix sums (or with ``total`` only the sums) of n / length rows of ``length`` elements end to end."""
-    _check_elements(n)
+    check_elements(n)
     ein, eout = np.dtype(src).itemsize, np.dtype(dst).itemsize
-    per_thread = SCAN_BYTES // eout
-    tiles = cdiv(n, SCAN_THREADS * per_thread)
+    per_thread, threads = SCAN_SUMS, scan_threads(eout)
+    tiles = cdiv(n, threads * per_thread)
     written = n // length if total else n
     status = tiles * status_word_bytes(dst)
     mode = "total" if total else "scan"
     arrays = {"a": n * ein, "out": written * eout, "counter": 4, "status": status}
     return Plan(arrays, (next_epoch_launch(), Launch(
-        f"segmented_scan_{CODE[src]}_{CODE[dst]}_{mode}", tiles, SCAN_THREADS,
+        f"segmented_scan_{CODE[src]}_{CODE[dst]}_{mode}", tiles, threads,
         args=(Array("a"), Array("out"), Scalar(n, "int64"), Scalar(length, "int64"), Array("counter"),
               Array("status"), HostValue("epoch", "uint32")),
         accesses=(Access("a", n * ein), Access("status", 2 * status), Access("out", written * eout, write=True)),
-        rounds=4, shared_wavefronts=4 * per_thread * SCAN_THREADS // 32 * max(1, eout // 4),
+        rounds=4, shared_wavefronts=4 * per_thread * threads // 32 * max(1, eout // 4),
         chain=0, atomics=1, source=SOURCE)))
 
 
 def strips_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warps: int, rows: int) -> Plan:
     """Per image of h x w: ``sat`` (``satpad``: OpenCV's layout), column prefix sums (``cols``) or column
     sums (``coltotal``), strips of warps x rows rows walking chunks of 128 columns."""
-    _check_elements(images * (h + 1) * (w + 1))
+    check_elements(images * (h + 1) * (w + 1))
     per_image = cdiv(h, warps * rows)
     strips, chunks = images * per_image, cdiv(w, CHUNK)
     ein, eout, n = np.dtype(src).itemsize, np.dtype(dst).itemsize, images * h * w
@@ -117,7 +122,7 @@ def tiles_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warps
                vectors: int) -> Plan:
     """Per image of h x w: the SAT (``sat``; ``satpad``: OpenCV's layout) in tiles of warps x rows rows by
     32 x vectors columns, one block a tile, meeting the tiles above and to the left through look-back."""
-    _check_elements(images * (h + 1) * (w + 1))
+    check_elements(images * (h + 1) * (w + 1))
     height, width = warps * rows, 32 * vectors
     tiles_y, tiles_x = cdiv(h, height), cdiv(w, width)
     tiles = images * tiles_y * tiles_x
@@ -175,6 +180,9 @@ def execute(plan: Plan, arrays: dict):
             _HELD.counter, _HELD.status, _HELD.epoch = cp.zeros(1, np.uint32), cp.zeros(words, np.uint64), 0
         arrays = {**arrays, "counter": _HELD.counter, "status": _HELD.status}
     a = arrays["a"]
+    for name, nbytes in plan.arrays.items():      # a reduction's partials: scratch the plan sizes
+        if name not in arrays:
+            arrays = {**arrays, name: cp.empty(nbytes, np.uint8)}
     inputs = Inputs(a.size, str(a.dtype), 0, arrays, host={"epoch": _HELD.epoch})
     out = run_plan(plan, inputs)
     _HELD.epoch = inputs.host["epoch"]

@@ -10,7 +10,7 @@ import pytest
 import memtune
 from memtune import shapes
 from memtune.costmodel.errors import ParameterError
-from memtune.kernels import shaped
+from memtune.kernels import reductions, shaped
 
 
 @pytest.fixture(autouse=True)
@@ -35,6 +35,10 @@ def test_every_sum_type_offered_has_its_kernels_instantiated():
     codes |= {(si, so) for si in re.findall(r"^FROM_SMALL_UNSIGNED\([\w ]+, (\w+)\)", text, re.M) for so in outs}
     offered = {(shaped.CODE[src], shaped.CODE[dst]) for src, dsts in shaped.SUMS.items() for dst in dsts}
     assert offered == codes
+    sums = resources.files("memtune.kernels").joinpath("reductions.cu").read_text()   # the same pairs, and the
+    pairs = {p for p in re.findall(r"PAIR\([\w ]+, (\w+), [\w ]+, (\w+)\)", sums) if p[0] != "SI"}  # partials' u64
+    pairs |= {(si, so) for si in re.findall(r"^FROM_SMALL_UNSIGNED\([\w ]+, (\w+)\)", sums, re.M) for so in outs}
+    assert pairs == offered | {("u64", "u64")}
     for src, dsts in shaped.SUMS.items():      # and only lossless conversions are offered
         assert all(np.can_cast(src, dst, "safe") for dst in dsts)
 
@@ -87,10 +91,15 @@ def test_what_is_not_taken_is_refused_naming_the_parameter(family, array, option
 @pytest.mark.parametrize("shape,family,options,function,grid", [
     ((3, 100, 257), "sat", {}, "tiles_u8_u64_sat_w8_r8_v4", 3 * 2 * 3),          # tiles of 64 x 128
     ((1080, 1920), "sat", {"dtype": "int32", "layout": "opencv"}, "tiles_u8_i32_satpad_w8_r8_v4", 17 * 15),
-    ((5, 3001), "prefix_sums", {"axis": -1}, "segmented_scan_u8_u64_scan", 15005 // 2048 + 1),   # 8-byte sums: 2048 a tile
+    ((5, 3001), "prefix_sums", {"axis": -1}, "segmented_scan_u8_u64_scan", 15005 // 4096 + 1),   # 8-byte sums: 256 x 16 a tile
+    ((3, 7001), "prefix_sums", {"axis": -1, "dtype": "float32"}, "segmented_scan_u8_f32_scan", 21003 // 8192 + 1),  # 512 x 16
     ((3001, 5), "prefix_sums", {"axis": 0}, r"strips_u8_u64_cols_w\d+_r\d+", None),
-    ((4, 37, 129), "sum", {"axis": 1}, r"strips_u8_u64_coltotal_w\d+_r\d+", None),
-    ((4, 37, 129), "sum", {"axis": 2, "dtype": "float32"}, "segmented_scan_u8_f32_total", 4 * 37 * 129 // 4096 + 1),
+    ((4, 37, 129), "sum", {"axis": 1}, "col_sums_u8_u64", 4),                       # 37 rows: one band an image
+    ((5, 3001), "sum", {"axis": 1}, "row_groups_u8_u64_g32", 1),                   # shorter than a chunk (16384)
+    ((5, 30001), "sum", {"axis": 1}, "row_sums_u64_u64", 5),                        # two chunks a row, then their sum
+    ((1000, 3000), "sum", {}, "row_sums_u64_u64", 1),                               # 184 partials, then one block
+    ((4, 37, 129), "sum", {"axis": 2, "dtype": "float32"}, "row_groups_u8_f32_g32", 4 * 37 * 32 // 256 + 1),
+    ((4, 37, 7), "sum", {"axis": 2, "dtype": "float32"}, "row_groups_u8_f32_g1", 4 * 37 // 256 + 1),
     ((1000, 3000), "transpose", {}, "transpose_b1", None),
 ])
 def test_each_call_runs_the_plan_its_layout_needs(shape, family, options, function, grid):
@@ -106,6 +115,32 @@ def test_each_call_runs_the_plan_its_layout_needs(shape, family, options, functi
         assert launch.blocks == images * -(-h // (warps * rows)) and launch.shape == (32, warps, 1)
     if family == "transpose":
         assert launch.grid_shape == (-(-3000 // 64), -(-1000 // 64), 1)
+
+
+def test_reductions_sum_their_partials_until_one_is_left():
+    rows = reductions.row_sums_plan(2, 17_000_000, "float32", "float32")       # chunks of 4096: 4151, then 2, then 1
+    assert [(l.function, l.blocks) for l in rows.launches] == [("row_sums_f32_f32", 8302), ("row_sums_f32_f32", 4),
+                                                               ("row_sums_f32_f32", 2)]
+    assert rows.arrays == {"a": 136_000_000, "out": 8, "partial0": 2 * 4151 * 4, "partial1": 16}
+    assert [(l.args[0].name, l.args[1].name) for l in rows.launches] == [("a", "partial0"), ("partial0", "partial1"),
+                                                                         ("partial1", "out")]
+    cols = reductions.col_sums_plan(3, 16_500, 300, "uint8", "int64")          # bands of 128: 129, then 2, then 1
+    assert [(l.function, l.blocks) for l in cols.launches] == [("col_sums_u8_i64", 3 * 129 * 2),
+                                                               ("col_sums_i64_i64", 3 * 2 * 2), ("col_sums_i64_i64", 3 * 2)]
+    assert cols.arrays["partial0"] == 3 * 129 * 300 * 8 and cols.arrays["out"] == 3 * 300 * 8
+
+
+def test_sums_go_to_the_reductions_in_the_shape_their_rows_or_columns_need():
+    def reduced(shape, axis):
+        return shapes._reduction_plan(shapes.request("sum", np.zeros(shape, np.float32), {"axis": axis}))
+
+    assert reduced((1000, 31), 0) is None                                           # narrower than a warp
+    assert reduced((1000, 32), 0).launches[0].function == "col_sums_f32_f32"
+    assert reduced((10, 4096), 1).launches[0].function == "row_sums_f32_f32"        # a chunk of 256 x 16
+    groups = {length: reduced((1000, length), 1).launches[0] for length in (3, 8, 63, 64, 4095)}
+    assert {n: l.function[-3:] for n, l in groups.items()} == {3: "_g1", 8: "_g8", 63: "_g8", 64: "g32", 4095: "g32"}
+    assert groups[3].blocks == 4 and groups[63].blocks == 32 and groups[4095].blocks == 125
+    assert groups[3].rounds == 1 and groups[63].rounds == 2 and groups[4095].rounds == 32
 
 
 def test_float_vectors_squares_and_whole_sums_stay_on_the_tuned_tables():

@@ -91,6 +91,60 @@ def test_int32_sums_in_every_type_they_take(dst):
         _check(got, np.asarray(expected), dst)
 
 
+REDUCTION_CASES = [((1, 256), "uint8", "uint64"), ((3, 4097), "int32", "int64"), ((2, 1_000_003), "uint16", "int32"),
+                   ((1, 17_000_000), "uint8", "int32"), ((5, 9000), "float32", "float64"), ((7, 300), "float64", "float64"),
+                   ((1, 4096 * 4096 + 5), "float32", "float32"), ((1000, 333), "int64", "int64")]
+
+
+@pytest.mark.parametrize("shape,src,dst", REDUCTION_CASES)
+def test_row_sums_of_odd_rows_in_every_level_match_numpy(shape, src, dst):
+    """Rows shorter than a chunk, a chunk and one element, and long enough that their partials take a second
+    launch; every element of the output written."""
+    import cupy as cp
+
+    from memtune.kernels import reductions, shaped
+
+    a = _data(shape, src, np.random.default_rng())
+    plan = reductions.row_sums_plan(shape[0], shape[1], src, dst)
+    got = shaped.execute(plan, {"a": cp.asarray(a), "out": cp.full(shape[0], 7, dst)})
+    _check(got, np.sum(a.astype(np.float64) if dst.startswith("float") else a, axis=1, dtype=dst).astype(dst), dst)
+
+
+@pytest.mark.parametrize("length", [1, 3, 7, 8, 9, 63, 64, 65, 300, 4095])
+@pytest.mark.parametrize("src,dst", [("uint8", "int32"), ("float32", "float64"), ("int64", "int64")])
+def test_short_rows_in_groups_of_lanes_match_numpy(length, src, dst):
+    """Every group size (1, 8, 32 lanes) at its edges, rows that end inside a group's four loads, and more rows
+    than a block holds (its last block partly past the end)."""
+    import cupy as cp
+
+    from memtune.kernels import reductions, shaped
+
+    rows = 1001
+    a = _data((rows, length), src, np.random.default_rng())
+    plan = reductions.row_groups_plan(rows, length, src, dst)
+    got = shaped.execute(plan, {"a": cp.asarray(a), "out": cp.full(rows, 7, dst)})
+    _check(got, np.sum(a.astype(np.float64) if dst.startswith("float") else a, axis=1, dtype=dst).astype(dst), dst)
+
+
+COLUMN_CASES = [((1, 5, 32), "int32", "int32"), ((2, 129, 300), "uint8", "uint64"), ((1, 16_500, 40), "float32", "float64"),
+                ((3, 1000, 257), "float64", "float64"), ((1, 10_007, 1000), "float32", "float32"),
+                ((4, 200, 33), "uint16", "float32")]
+
+
+@pytest.mark.parametrize("shape,src,dst", COLUMN_CASES)
+def test_column_sums_of_odd_images_in_every_level_match_numpy(shape, src, dst):
+    """Bands shorter than 128 rows and longer (their partial rows summed again, twice for 16 500 rows), column
+    counts that leave a block partly idle, batches summed image by image."""
+    import cupy as cp
+
+    from memtune.kernels import reductions, shaped
+
+    a = _data(shape, src, np.random.default_rng())
+    plan = reductions.col_sums_plan(*shape, src, dst)
+    got = shaped.execute(plan, {"a": cp.asarray(a), "out": cp.full((shape[0], shape[2]), 7, dst)})
+    _check(got, np.sum(a.astype(np.float64) if dst.startswith("float") else a, axis=1, dtype=dst).astype(dst), dst)
+
+
 def test_int32_overflow_wraps_as_numpy_does():
     a = np.full(5000, 2 ** 30, np.int32)
     _check(memtune.prefix_sums(a, dtype="int32"), np.cumsum(a, dtype=np.int32), "int32")
