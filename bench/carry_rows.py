@@ -127,7 +127,8 @@ def _plan_of(row: dict, name: str, params: dict):
 
 def _ptx(entry: str, source: str, rev: str | None) -> str:
     """The PTX of one kernel of ``kernels/<source>`` (at git revision ``rev``, or today's), its branch labels
-    renumbered: they count every function compiled before it, so they change with the file's other kernels."""
+    renumbered (they count every function compiled before it, so they change with the file's other kernels) and
+    its static shared variables by name."""
     from memtune.kernels.device import with_headers
 
     folder = Path(tempfile.mkdtemp())
@@ -139,7 +140,17 @@ def _ptx(entry: str, source: str, rev: str | None) -> str:
     body = re.search(rf"\.entry {entry}\(.*?^}}", ptx.read_text(), flags=re.S | re.M)
     if body is None:
         raise SystemExit(f"carry_rows: no kernel {entry} in {source} at {rev or 'today'}")
-    return re.sub(r"(\$L__BB|__local_depot)\d+", r"\1", body.group(0))
+    return re.sub(r"_ZZ\w+", _local_name, re.sub(r"(\$L__BB|__local_depot)\d+", r"\1", body.group(0)))
+
+
+def _local_name(match) -> str:
+    """A function's static shared variable by its own name: its mangled name spells the function's template
+    arguments, which a new argument changes where the code does not."""
+    token = match.group(0)
+    for end in re.finditer(r"E(\d+)", token):          # the last <length><name> that ends the token
+        if len(token) - end.end() == int(end.group(1)):
+            return token[end.end():]
+    return token
 
 
 def _text(name: str, rev: str | None) -> str:

@@ -422,7 +422,9 @@ __device__ __forceinline__ void load_tile(const IN* a, OUT (&v)[RPW][V], int h, 
     load_rows<IN, OUT, V, RPW>(a + image * (long long)h * w, v, h, w, row, (local % tiles_x) * 32 * V + lane);
 }
 
-template <typename IN, typename OUT, int WARPS, int RPW, int V, int PAD>
+// ROWS false: column prefix sums only (cumsum down an axis with elements after it): a tile meets the tiles
+// above and writes cp; no per-row words, no look-back to the left.
+template <typename IN, typename OUT, int WARPS, int RPW, int V, int PAD, bool ROWS>
 __device__ void tiles(const IN* __restrict__ a, OUT* __restrict__ b, int h, int w, int tiles_x, int per_image,
                       unsigned* ticket, typename Status<OUT>::Word* status, unsigned epoch) {
     constexpr int C = 32 * V;
@@ -461,6 +463,17 @@ __device__ void tiles(const IN* __restrict__ a, OUT* __restrict__ b, int h, int 
         carry[r] = 0;
 #pragma unroll
         for (int k = 0; k < V; ++k) v[r][k] += off[k] + above[k];
+    }
+    if constexpr (!ROWS) {
+#pragma unroll
+        for (int r = 0; r < RPW; ++r) {
+            if (row + r >= h) break;
+            OUT* line = b + image * (long long)h * w + (long long)(row + r) * w;
+#pragma unroll
+            for (int k = 0; k < V; ++k)
+                if (col + k * 32 < w) line[col + k * 32] = v[r][k];
+        }
+        return;
     }
     prefix_rows<OUT, V, RPW>(v, carry);             // carry: each row's sum of cp across the tile
     // the warp's rows: publish, look left, publish the inclusive sums
@@ -541,10 +554,10 @@ __device__ __forceinline__ void strips_if(const IN* a, OUT* b, int h, int w, int
     if constexpr (WANT) strips<IN, OUT, WARPS, RPW, ROWS, COLS, TOTAL, PAD>(a, b, h, w, per, t, s, e);
 }
 
-template <bool WANT, typename IN, typename OUT, int WARPS, int RPW, int V, int PAD>
+template <bool WANT, typename IN, typename OUT, int WARPS, int RPW, int V, int PAD, bool ROWS>
 __device__ __forceinline__ void tiles_if(const IN* a, OUT* b, int h, int w, int tx, int per, unsigned* t,
                                          typename Status<OUT>::Word* s, unsigned e) {
-    if constexpr (WANT) tiles<IN, OUT, WARPS, RPW, V, PAD>(a, b, h, w, tx, per, t, s, e);
+    if constexpr (WANT) tiles<IN, OUT, WARPS, RPW, V, PAD, ROWS>(a, b, h, w, tx, per, t, s, e);
 }
 
 template <bool WANT, typename E>
@@ -577,17 +590,17 @@ __device__ __forceinline__ void transpose_if(const E* a, E* b, int h, int w, lon
     STRIP(IN, SI, OUT, SO, MODE, ROWS, COLS, TOTAL, PAD, 8, 8) STRIP(IN, SI, OUT, SO, MODE, ROWS, COLS, TOTAL, PAD, 16, 2) \
     STRIP(IN, SI, OUT, SO, MODE, ROWS, COLS, TOTAL, PAD, 16, 4)
 
-// tiles_<in>_<out>_<sat|satpad>_w<WARPS>_r<RPW>_v<V>
-#define TILE(IN, SI, OUT, SO, MODE, PAD, WARPS, RPW, V)                                                \
+// tiles_<in>_<out>_<sat|satpad|cols>_w<WARPS>_r<RPW>_v<V>
+#define TILE(IN, SI, OUT, SO, MODE, PAD, ROWS, WARPS, RPW, V)                                          \
     extern "C" __global__ void __launch_bounds__(32 * WARPS)                                          \
     tiles_##SI##_##SO##_##MODE##_w##WARPS##_r##RPW##_v##V(const IN* a, OUT* b, int h, int w, int tx,   \
                                                           int per, unsigned* t, Status<OUT>::Word* s, unsigned e) { \
         tiles_if<MEMTUNE_WANTS(tiles_##SI##_##SO##_##MODE##_w##WARPS##_r##RPW##_v##V), IN, OUT, WARPS, RPW, V, \
-                 PAD>(a, b, h, w, tx, per, t, s, e); }
+                 PAD, ROWS>(a, b, h, w, tx, per, t, s, e); }
 
-#define TILE_SHAPES(IN, SI, OUT, SO, MODE, PAD)                                                        \
-    TILE(IN, SI, OUT, SO, MODE, PAD, 8, 8, 4) TILE(IN, SI, OUT, SO, MODE, PAD, 4, 8, 4)                  \
-    TILE(IN, SI, OUT, SO, MODE, PAD, 8, 8, 2)
+#define TILE_SHAPES(IN, SI, OUT, SO, MODE, PAD, ROWS)                                                  \
+    TILE(IN, SI, OUT, SO, MODE, PAD, ROWS, 8, 8, 4) TILE(IN, SI, OUT, SO, MODE, PAD, ROWS, 4, 8, 4)      \
+    TILE(IN, SI, OUT, SO, MODE, PAD, ROWS, 8, 8, 2)
 
 #define PAIR(IN, SI, OUT, SO)                                                                         \
     SEGSCAN(IN, SI, OUT, SO, scan, false) SEGSCAN(IN, SI, OUT, SO, total, true)                       \
@@ -595,7 +608,8 @@ __device__ __forceinline__ void transpose_if(const E* a, E* b, int h, int w, lon
     STRIP_SHAPES(IN, SI, OUT, SO, satpad, true, true, false, 1)                                       \
     STRIP_SHAPES(IN, SI, OUT, SO, cols, false, true, false, 0)                                        \
     STRIP_SHAPES(IN, SI, OUT, SO, coltotal, false, true, true, 0)                                     \
-    TILE_SHAPES(IN, SI, OUT, SO, sat, 0) TILE_SHAPES(IN, SI, OUT, SO, satpad, 1)
+    TILE_SHAPES(IN, SI, OUT, SO, sat, 0, true) TILE_SHAPES(IN, SI, OUT, SO, satpad, 1, true)          \
+    TILE_SHAPES(IN, SI, OUT, SO, cols, 0, false)
 
 // every input with every output it converts to without loss (numpy's "safe" casts), as numpy lists them
 #define FROM_SMALL_UNSIGNED(IN, SI) PAIR(IN, SI, int, i32) PAIR(IN, SI, long long, i64)                  \

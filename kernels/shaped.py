@@ -121,24 +121,26 @@ def strips_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warp
 def tiles_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warps: int, rows: int,
                vectors: int) -> Plan:
     """Per image of h x w: the SAT (``sat``; ``satpad``: OpenCV's layout) in tiles of warps x rows rows by
-    32 x vectors columns, one block a tile, meeting the tiles above and to the left through look-back."""
+    32 x vectors columns, one block a tile, meeting the tiles above and to the left through look-back; or
+    (``cols``) the column prefix sums alone, meeting only the tiles above."""
     check_elements(images * (h + 1) * (w + 1))
     height, width = warps * rows, 32 * vectors
     tiles_y, tiles_x = cdiv(h, height), cdiv(w, width)
     tiles = images * tiles_y * tiles_x
     ein, eout, n = np.dtype(src).itemsize, np.dtype(dst).itemsize, images * h * w
     written = images * (h + 1) * (w + 1) if mode == "satpad" else n
-    up, left = images * tiles_y * w, images * tiles_x * h          # status words: per column, per row
+    rows_too = mode != "cols"
+    up, left = images * tiles_y * w, images * tiles_x * h * rows_too   # status words: per column, per row
     status = (up + left) * status_word_bytes(dst)
     arrays = {"a": n * ein, "out": written * eout, "counter": 4, "status": status}
     # round trips: the tile row above alone, then `warps` rows a pass; 32 / rows tiles a pass to the left
-    trips = 1 + cdiv(max(tiles_y - 2, 0), warps) + cdiv(tiles_x - 1, 32 // rows)
+    trips = 1 + cdiv(max(tiles_y - 2, 0), warps) + cdiv(tiles_x - 1, 32 // rows) * rows_too
     return Plan(arrays, (next_epoch_launch(), Launch(
         f"tiles_{CODE[src]}_{CODE[dst]}_{mode}_w{warps}_r{rows}_v{vectors}", tiles, (32, warps),
         args=(Array("a"), Array("out"), Scalar(h, "int32"), Scalar(w, "int32"), Scalar(tiles_x, "int32"),
               Scalar(tiles_y * tiles_x, "int32"), Array("counter"), Array("status"), HostValue("epoch", "uint32")),
         accesses=(Access("a", n * ein), Access("status", 3 * status), Access("out", written * eout, write=True)),
-        rounds=4, shared_wavefronts=(5 * rows * vectors + 2 * vectors * warps) * max(1, eout // 4),
+        rounds=4, shared_wavefronts=(5 * rows * vectors * rows_too + 2 * vectors * warps) * max(1, eout // 4),
         chain=2 * trips, atomics=1, source=SOURCE)))
 
 
@@ -193,7 +195,7 @@ def execute(plan: Plan, arrays: dict):
 CHOICES = {"tiles": (tiles_plan, TILE_SHAPES, ("warps", "rows", "vectors")),
            "strips": (strips_plan, STRIP_SHAPES, ("warps", "rows"))}
 TABLE_KERNELS = tuple(f"shaped_{kind}" for kind in CHOICES)      # their rows' kernel names in a lookup table
-MODES = {"tiles": ("sat", "satpad"), "strips": ("sat", "satpad", "cols", "coltotal")}
+MODES = {"tiles": ("sat", "satpad", "cols"), "strips": ("sat", "satpad", "cols", "coltotal")}
 
 
 @dataclass(frozen=True)

@@ -129,5 +129,5 @@ def test_a_table_row_reads_back_as_the_request_it_keys():
                    ShapeChoice("strips", 1, 65536, 64, "int32", "int64", "coltotal")):
         kernel, dtype, _, case = choice.table_key
         assert ShapeChoice.of_row(kernel, dtype, json.dumps(case, sort_keys=True)) == choice
-    assert ShapeChoice.of_row("shaped_tiles", "float32", '{"layout": [1, 8, 8], "dst": "float32", "mode": "cols"}') is None
+    assert ShapeChoice.of_row("shaped_tiles", "float32", '{"layout": [1, 8, 8], "dst": "float32", "mode": "coltotal"}') is None
     assert ShapeChoice.of_row("shaped_tiles", "float32", "{}") is None

@@ -93,7 +93,8 @@ def test_what_is_not_taken_is_refused_naming_the_parameter(family, array, option
     ((1080, 1920), "sat", {"dtype": "int32", "layout": "opencv"}, "tiles_u8_i32_satpad_w8_r8_v4", 17 * 15),
     ((5, 3001), "prefix_sums", {"axis": -1}, "segmented_scan_u8_u64_scan", 15005 // 4096 + 1),   # 8-byte sums: 256 x 16 a tile
     ((3, 7001), "prefix_sums", {"axis": -1, "dtype": "float32"}, "segmented_scan_u8_f32_scan", 21003 // 8192 + 1),  # 512 x 16
-    ((3001, 5), "prefix_sums", {"axis": 0}, r"strips_u8_u64_cols_w\d+_r\d+", None),
+    ((3001, 5), "prefix_sums", {"axis": 0}, r"tiles_u8_u64_cols_w\d+_r\d+_v\d+", None),
+    ((3001, 5), "sum", {"axis": 0}, r"strips_u8_u64_coltotal_w\d+_r\d+", None),     # narrower than a warp
     ((4, 37, 129), "sum", {"axis": 1}, "col_sums_u8_u64", 4),                       # 37 rows: one band an image
     ((5, 3001), "sum", {"axis": 1}, "row_groups_u8_u64_g32", 1),                   # shorter than a chunk (16384)
     ((5, 30001), "sum", {"axis": 1}, "row_sums_u64_u64", 5),                        # two chunks a row, then their sum
@@ -171,7 +172,7 @@ def test_the_model_picks_the_fastest_shape_on_the_measured_machine(kind, shapes_
 
 def test_a_shape_choice_refuses_a_mode_its_kernel_does_not_have_and_a_lossy_sum():
     with pytest.raises(ParameterError, match="kind"):
-        shaped.ShapeChoice("tiles", 1, 8, 8, "float32", "float32", "cols")
+        shaped.ShapeChoice("tiles", 1, 8, 8, "float32", "float32", "coltotal")
     with pytest.raises(ParameterError, match="dtype"):
         shaped.ShapeChoice("strips", 1, 8, 8, "float64", "float32", "cols")
 
@@ -188,6 +189,9 @@ def test_a_sat_is_planned_in_tiles_whose_status_words_are_one_per_column_and_one
     assert [a.value for a in launch.args[2:6]] == [100, 300, 3, 12]
     req = shapes.request("sat", np.zeros((3, 100, 300), np.uint8), {"dtype": "int32", "layout": "opencv"})
     assert shapes.plan(req, None).launches[-1].function == "tiles_u8_i32_satpad_w8_r8_v4"   # the first shape
+    cols = shaped.tiles_plan(3, 100, 300, "uint8", "int32", "cols", 4, 8, 4)     # column prefix sums: no row words
+    assert cols.arrays["status"] == 3 * 4 * 300 * 8 and cols.arrays["out"] == 3 * 100 * 300 * 4
+    assert cols.launches[-1].chain < launch.chain      # no look-back to the left
 
 
 def test_square_products_keep_their_one_side_entry_and_others_take_every_side():

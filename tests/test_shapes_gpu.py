@@ -66,6 +66,22 @@ def test_every_tile_shape_gives_the_sat_of_odd_images(tile, shape, src, dst, lay
     _check(got, expected.astype(dst), dst)
 
 
+@pytest.mark.parametrize("tile", [pytest.param(t, id="w{}_r{}_v{}".format(*t)) for t in __import__(
+    "memtune.kernels.shaped", fromlist=["TILE_SHAPES"]).TILE_SHAPES])
+@pytest.mark.parametrize("shape,src,dst", [((2, 1000, 1500), "int32", "int64"), ((1, 4099, 5), "uint8", "uint64"),
+                                           ((3, 65, 4097), "float32", "float64"), ((1, 700, 257), "float64", "float64")])
+def test_every_tile_shape_gives_the_column_prefix_sums_of_odd_images(tile, shape, src, dst):
+    """Tiles that meet only the tiles above them: many tile rows deep, partial tiles at both edges, batches."""
+    import cupy as cp
+
+    from memtune.kernels import shaped
+
+    a = _data(shape, src, np.random.default_rng())
+    plan = shaped.tiles_plan(*shape, src, dst, "cols", *tile)
+    got = shaped.execute(plan, {"a": cp.asarray(a), "out": cp.full(shape, 7, dst)})
+    _check(got, np.cumsum(a.astype(np.float64) if dst.startswith("float") else a, axis=1, dtype=dst).astype(dst), dst)
+
+
 SCAN_CASES = [((1,), None, "int32"), ((2049,), None, "int32"), ((1_000_003,), None, "uint8"), ((5, 3001), -1, "int32"),
               ((3001, 5), 0, "uint16"), ((4, 37, 129), 1, "int64"), ((7, 1), 1, "float32"), ((2, 3, 4000), 0, "float64"),
               ((100_000, 3), 1, "int32"), ((3, 2, 5), None, "int32"), ((3, 700_001), 1, "float32"),
