@@ -1,5 +1,5 @@
-"""Tables for the arrays users have: the block shape of each shaped operation (a SAT in tiles, sums down
-columns in strips) measured on a ladder of shapes and types, and the answer at shapes nobody recorded.
+"""Tables for the arrays users have: the block shape of each shaped operation (a SAT and prefix sums down
+columns in tiles, sums down columns in strips) measured on a ladder of shapes and types, and the answer at shapes nobody recorded.
 
 :func:`memtune.run` runs the tuned seeds' kernels on vectors and square float matrices; every other shape,
 batch and dtype runs on the shaped kernels (:mod:`memtune.kernels.shaped`), whose one choice is the block
@@ -39,9 +39,10 @@ _SAT_TYPES = (("float32", "float32", "sat"), ("float64", "float64", "sat"), ("ui
 _COLUMN_SHAPES = ((1, 1080, 1920), (1, 1024, 4096), (1, 4096, 1024), (16, 512, 512), (1, 65536, 64),
                   (1, 256, 65536))
 _COLUMN_TYPES = (("float32", "float32"), ("float64", "float64"), ("int32", "int64"))
+# column prefix sums run in tiles, column sums in strips where the reductions do not apply (memtune.shapes)
 LADDER = tuple([ShapeChoice("tiles", *s, src, dst, mode) for s in _SAT_SHAPES for src, dst, mode in _SAT_TYPES]
-               + [ShapeChoice("strips", *s, src, dst, mode) for s in _COLUMN_SHAPES for src, dst in _COLUMN_TYPES
-                  for mode in ("cols", "coltotal")])
+               + [ShapeChoice(kind, *s, src, dst, mode) for s in _COLUMN_SHAPES for src, dst in _COLUMN_TYPES
+                  for kind, mode in (("tiles", "cols"), ("strips", "coltotal"))])
 
 
 @dataclass
