@@ -49,7 +49,7 @@ def main() -> int:
                 ok = bool(cp.allclose(got, expected, rtol=1e-5, atol=1e-3)) if dst.startswith("float") else \
                     bool((got == expected).all())
                 ms = timed(lambda: shaped.execute(plan, {"a": a, "out": result}), args.repeats)
-                predicted = L.run_time_ns(plan, machine, L.plan_times(plan, machine)) * 1e-6
+                predicted = L.run_time_ns(plan, machine) * 1e-6
                 row["ways"].append({"kind": kind, "params": params, "ms": ms, "predicted_ms": predicted, "correct": ok})
                 print(f"{images}x{h}x{w} {src}->{dst} {kind} {params}: {ms:.4f} ms (model {predicted:.4f}, "
                       f"copy {row['copy_ms']:.4f}) {'ok' if ok else 'WRONG'}", flush=True)

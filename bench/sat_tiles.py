@@ -90,7 +90,7 @@ def main() -> int:
             fn = plan.launches[-1].function
             rows.append({**case, "kind": key[6], "shape_params": list(key[7]), "kernel": fn, "ms": ms, "error": err,
                          "registers": resources[fn].registers,
-                         "predicted_ms": L.run_time_ns(plan, machine, L.plan_times(plan, machine)) * 1e-6})
+                         "predicted_ms": L.run_time_ns(plan, machine) * 1e-6})
             tuned = f", tuned {case['tuned_ms']:.4f}" if "tuned_ms" in case else ""
             print(f"{str(shape):18s} {src}->{dst} {mode:6s} {key[6]:6s} {str(key[7]):12s} {ms:.4f} ms "
                   f"({ms / case['copy_ms']:.2f}x copy{tuned}) "

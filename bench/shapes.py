@@ -96,7 +96,7 @@ def measure_case(family, shape, dtype, options, device, machine, repeats):
         out = cp.empty(req.out_shape, req.dst)
         row["ms"] = timed(lambda: shaped.execute(plan, {"a": a, "out": out}), repeats)
         row["kernel"] = plan.launches[-1].function
-        row["predicted_ms"] = L.run_time_ns(plan, machine, L.plan_times(plan, machine)) * 1e-6
+        row["predicted_ms"] = L.run_time_ns(plan, machine) * 1e-6
         if family == "sum":
             row["plans"] = sum_plans(req, device, machine, a, out, repeats)
     copy = cp.empty_like(a)
@@ -127,7 +127,7 @@ def sum_plans(req, device, machine, a, out, repeats) -> dict:
             "reduction": shapes._reduction_plan(req)}
     return {name: {"kernel": plan.launches[-1].function, "launches": len(plan.launches),
                    "ms": timed(lambda: shaped.execute(plan, {"a": a, "out": out}), repeats),
-                   "predicted_ms": L.run_time_ns(plan, machine, L.plan_times(plan, machine)) * 1e-6}
+                   "predicted_ms": L.run_time_ns(plan, machine) * 1e-6}
             for name, plan in ways.items() if plan is not None}
 
 
@@ -149,7 +149,7 @@ def sweep_strips(machine, repeats: int) -> list:
             plan = shaped.strips_plan(images, h, w, "float32", "float32", mode, warps, per)
             ms = timed(lambda: shaped.execute(plan, {"a": a, "out": out}), repeats)
             rows.append({"shape": [images, h, w], "mode": mode, "warps": warps, "rows": per, "ms": ms,
-                         "predicted_ms": L.run_time_ns(plan, machine, L.plan_times(plan, machine)) * 1e-6})
+                         "predicted_ms": L.run_time_ns(plan, machine) * 1e-6})
             print(f"strips {mode} {images}x{h}x{w} w{warps} r{per}: {ms:.4f} ms (model {rows[-1]['predicted_ms']:.4f})", flush=True)
     return rows
 
@@ -175,7 +175,7 @@ def measure_product(family, shape, dtype, other, device, machine, repeats):
     row = {"family": family, "shape": list(shape), "other": list(other), "dtype": dtype, "path": "shaped",
            "kernel": plan.launches[-1].function, "ms": ms, "ladder_shape": [side, side], "ladder_ms": ladder_ms,
            "per_element_ratio": ms / work / (ladder_ms / ladder_work), "peer_ms": peer_ms, "vs_peer": ms / peer_ms,
-           "predicted_ms": L.run_time_ns(plan, machine, L.plan_times(plan, machine)) * 1e-6}
+           "predicted_ms": L.run_time_ns(plan, machine) * 1e-6}
     print(f"{family:8s} {str(shape):18s} x {str(other):14s} {dtype} {ms:.4f} ms  ladder {side}² {ladder_ms:.4f} ms  "
           f"per-work {row['per_element_ratio']:.3f}  peer {row['vs_peer']:.2f}x  model {row['predicted_ms']:.4f}", flush=True)
     return row

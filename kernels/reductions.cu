@@ -10,8 +10,9 @@
 //   128 rows, eight loads in flight; the bands' partial rows are summed the same way until one is left.
 //
 // The order of every addition is fixed, so a sum comes out the same on every run. Inputs and outputs
-// are shaped.cu's pairs: every input type with every type it converts to without loss.
+// are sum_pairs.cuh's (shaped.cu's too): every input type with every type it converts to without loss.
 #include "select.cuh"
+#include "sum_pairs.cuh"
 
 template <typename T>
 __device__ __forceinline__ T lanes_sum(T x) {                        // every lane: the warp's sum
@@ -129,12 +130,5 @@ __device__ __forceinline__ void col_sums_if(const IN* a, OUT* b, long long len, 
         col_sums_if<MEMTUNE_WANTS(col_sums_##SI##_##SO), IN, OUT, 128>(a, b, len, inner, bands, cbs); }   \
     ROW_GROUPS(IN, SI, OUT, SO, 1) ROW_GROUPS(IN, SI, OUT, SO, 8) ROW_GROUPS(IN, SI, OUT, SO, 32)
 
-#define FROM_SMALL_UNSIGNED(IN, SI) PAIR(IN, SI, int, i32) PAIR(IN, SI, long long, i64)                  \
-    PAIR(IN, SI, unsigned long long, u64) PAIR(IN, SI, float, f32) PAIR(IN, SI, double, f64)
-FROM_SMALL_UNSIGNED(unsigned char, u8)
-FROM_SMALL_UNSIGNED(unsigned short, u16)
-PAIR(int, i32, int, i32) PAIR(int, i32, long long, i64) PAIR(int, i32, double, f64)
-PAIR(long long, i64, long long, i64)
-PAIR(float, f32, float, f32) PAIR(float, f32, double, f64)
-PAIR(double, f64, double, f64)
+MEMTUNE_SUM_PAIRS(PAIR)
 PAIR(unsigned long long, u64, unsigned long long, u64)      // the partials of unsigned sums

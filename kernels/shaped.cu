@@ -20,6 +20,7 @@
 // integer sums travel in its float and double words bit for bit.
 #include "lookback.cuh"
 #include "select.cuh"
+#include "sum_pairs.cuh"
 
 __device__ __forceinline__ float carrier(int v) { return __int_as_float(v); }
 __device__ __forceinline__ double carrier(long long v) { return __longlong_as_double(v); }
@@ -611,15 +612,7 @@ __device__ __forceinline__ void transpose_if(const E* a, E* b, int h, int w, lon
     TILE_SHAPES(IN, SI, OUT, SO, sat, 0, true) TILE_SHAPES(IN, SI, OUT, SO, satpad, 1, true)          \
     TILE_SHAPES(IN, SI, OUT, SO, cols, 0, false)
 
-// every input with every output it converts to without loss (numpy's "safe" casts), as numpy lists them
-#define FROM_SMALL_UNSIGNED(IN, SI) PAIR(IN, SI, int, i32) PAIR(IN, SI, long long, i64)                  \
-    PAIR(IN, SI, unsigned long long, u64) PAIR(IN, SI, float, f32) PAIR(IN, SI, double, f64)
-FROM_SMALL_UNSIGNED(unsigned char, u8)
-FROM_SMALL_UNSIGNED(unsigned short, u16)
-PAIR(int, i32, int, i32) PAIR(int, i32, long long, i64) PAIR(int, i32, double, f64)
-PAIR(long long, i64, long long, i64)
-PAIR(float, f32, float, f32) PAIR(float, f32, double, f64)
-PAIR(double, f64, double, f64)
+MEMTUNE_SUM_PAIRS(PAIR)
 
 #define TRANSPOSE(E, S)                                                                               \
     extern "C" __global__ void transpose_##S(const E* a, E* b, int h, int w, long long count) {        \

@@ -27,7 +27,7 @@ from .executor import next_epoch_launch, run_plan
 SOURCE = "shaped.cu"
 CODE = {"uint8": "u8", "uint16": "u16", "int32": "i32", "int64": "i64", "uint64": "u64", "float32": "f32",
         "float64": "f64"}
-# the sums each input type may be taken in: every type it converts to without loss (shaped.cu's PAIR list)
+# the sums each input type may be taken in: every type it converts to without loss (sum_pairs.cuh)
 SUMS = {"uint8": ("int32", "int64", "uint64", "float32", "float64"),
         "uint16": ("int32", "int64", "uint64", "float32", "float64"),
         "int32": ("int32", "int64", "float64"), "int64": ("int64",),
@@ -235,7 +235,7 @@ class ShapeChoice:
         from ..costmodel.physical import launch as L
 
         plan = self.plan(params)
-        return L.run_time_ns(plan, machine, L.plan_times(plan, machine)) * 1e-6
+        return L.run_time_ns(plan, machine) * 1e-6
 
     def model_pick(self, machine) -> dict:
         """The shape the physical model times fastest (the first listed where no machine is known)."""

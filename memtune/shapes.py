@@ -217,7 +217,7 @@ def _predicted_ns(plan, device: str) -> float:
     from .tuner.model import load_model
 
     machine = load_model(device).machine
-    return L.run_time_ns(plan, machine, L.plan_times(plan, machine))
+    return L.run_time_ns(plan, machine)
 
 
 def shape_choice(req: Request):
