@@ -9,7 +9,7 @@ from ..costmodel import permutations as perms
 from ..costmodel import registry, schedules
 from ..costmodel.errors import ParameterError
 from ..costmodel.physical.launch import Access, Array, Launch, Plan, Scalar
-from ..costmodel.physical.shared import SharedAccess
+from ..costmodel.physical.shared import SharedAccess, thread_order
 from .base import Inputs, Kernel, cupy, dtype_of, suffix
 
 SOURCE = "dmm_permutation.cu"
@@ -105,10 +105,10 @@ class DMMPermutation(Kernel):
         perm = case.get("perm", "random")
         index = (Array(f"g0:{bank_model}"), Array(f"g1:{bank_model}"))
         key = (self.base, self.variant, perm, size, bank_model)
-        thread = SharedAccess(_threads, (size,), e)
-        prologue = (thread, SharedAccess(_threads, (size,), 4, 2))
+        thread = SharedAccess(thread_order, (size,), e)
+        prologue = (thread, SharedAccess(thread_order, (size,), 4, 2))
         indexed = self._indexed()
-        indices = (SharedAccess(_threads, (size,), 4, reps),) * len(indexed)      # idx0[t], idx1[t]
+        indices = (SharedAccess(thread_order, (size,), 4, reps),) * len(indexed)      # idx0[t], idx1[t]
         # the read waits on the index arrays of an s-designated or scheduled permutation, the write on the
         # read; the d-designated write's index was read with the data, so it waits on nothing more
         read = SharedAccess(_addresses, (*key, "read"), e, reps, indices if "s" in indexed else ())
@@ -136,10 +136,6 @@ class DMMPermutation(Kernel):
             nxt[inputs.host["p"]] = out
             out = nxt
         return out
-
-
-def _threads(size: int) -> np.ndarray:
-    return np.arange(size)
 
 
 @functools.lru_cache(maxsize=64)

@@ -6,7 +6,7 @@ import numpy as np
 from ..costmodel import mappings, registry
 from ..costmodel.errors import ParameterError
 from ..costmodel.physical.launch import Access, Array, HostValue, Launch, Plan, Scalar
-from ..costmodel.physical.shared import SharedAccess
+from ..costmodel.physical.shared import SharedAccess, thread_order
 from .base import Inputs, Kernel, cupy, dtype_of, suffix
 
 SOURCE = "rap_transpose.cu"
@@ -73,13 +73,13 @@ class RAPTranspose(Kernel):
         a random mapping is priced by the mean wavefronts of DRAWS draws."""
         e, reps = np.dtype(dtype).itemsize, params["reps"]
         draws = 1 if self.mapping == "raw" else DRAWS
-        thread = SharedAccess(_threads, (), e)
+        thread = SharedAccess(thread_order, (W * W,), e)
         step = tuple(SharedAccess(_addresses, (self.algorithm, self.mapping, draw, role), e, reps / draws)
                      for draw in range(draws) for role in ("read", "write"))
         return Plan({"a": W * W * e, "out": W * W * e},
                     (Launch(f"rap_transpose_{suffix(dtype)}", 1, W * W,
                             args=(Array("a"), Array("out"), *(HostValue(f"word{i}", "uint32") for i in range(WORDS)),
-                                  Scalar(params["reps"], "int32"), Scalar(ALGORITHMS[self.algorithm], "int32"),
+                                  Scalar(reps, "int32"), Scalar(ALGORITHMS[self.algorithm], "int32"),
                                   Scalar(int(self.mapping != "raw"), "int32")),
                             accesses=(Access("a", W * W * e), Access("out", W * W * e, write=True)),
                             shared_accesses=(thread, *step, thread), barriers=reps + 1, source=SOURCE),))
@@ -90,10 +90,6 @@ class RAPTranspose(Kernel):
 
     def reference(self, inputs: Inputs, reps: int = 1) -> np.ndarray:
         return inputs.host["a"].T.copy() if reps % 2 else inputs.host["a"].copy()
-
-
-def _threads() -> np.ndarray:
-    return np.arange(W * W)
 
 
 def _addresses(algorithm: str, mapping: str, draw: int, role: str) -> np.ndarray:

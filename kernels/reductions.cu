@@ -13,23 +13,17 @@
 // are sum_pairs.cuh's (shaped.cu's too): every input type with every type it converts to without loss.
 #include "select.cuh"
 #include "sum_pairs.cuh"
-
-template <typename T>
-__device__ __forceinline__ T lanes_sum(T x) {                        // every lane: the warp's sum
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
-    return x;
-}
+#include "warp_sum.cuh"
 
 template <typename T>
 __device__ __forceinline__ T block_sum_256(T x) {                   // valid in thread 0
     __shared__ T part[8];
-    x = lanes_sum(x);
+    x = warp_sum(x);
     if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = x;
     __syncthreads();
     if (threadIdx.x < 32) {
         x = threadIdx.x < 8 ? part[threadIdx.x] : T(0);
-        x = lanes_sum(x);
+        x = warp_sum(x);
     }
     return x;
 }

@@ -18,9 +18,9 @@ SOURCE = "reductions.cu"
 THREADS = 256                                 # a block of every reduction (reductions.cu)
 
 
-def sum_elements(itemsize: int) -> int:
-    """Elements a thread of ``row_sums`` reads: 64 bytes, and at least 16 (shaped.cu's REDUCE)."""
-    return max(16, 64 // itemsize)
+def chunk(itemsize: int) -> int:
+    """Elements a block of ``row_sums`` sums: 64 bytes a thread, and at least 16 elements (reductions.cu's PAIR)."""
+    return THREADS * max(16, 64 // itemsize)
 
 
 def row_sums_plan(rows: int, length: int, src: str, dst: str) -> Plan:
@@ -30,8 +30,7 @@ def row_sums_plan(rows: int, length: int, src: str, dst: str) -> Plan:
     ein, eout = np.dtype(src).itemsize, np.dtype(dst).itemsize
     launches, arrays, source, kind, level = [], {"a": rows * length * ein, "out": rows * eout}, "a", src, 0
     while True:
-        chunk = THREADS * sum_elements(np.dtype(kind).itemsize)
-        chunks = cdiv(length, chunk)
+        chunks = cdiv(length, chunk(np.dtype(kind).itemsize))
         target = "out" if chunks == 1 else f"partial{level % 2}"
         arrays[target] = max(arrays.get(target, 0), rows * chunks * eout)
         launches.append(Launch(
@@ -43,9 +42,6 @@ def row_sums_plan(rows: int, length: int, src: str, dst: str) -> Plan:
         if chunks == 1:
             return Plan(arrays, tuple(launches))
         source, kind, length, level = target, dst, chunks, level + 1
-
-
-ROW_GROUPS = (1, 8, 32)                       # lanes a row of row_groups (shaped.cu)
 
 
 def row_group(length: int) -> int:
@@ -66,7 +62,7 @@ def row_groups_plan(rows: int, length: int, src: str, dst: str) -> Plan:
         rounds=cdiv(cdiv(length, group), 4), source=SOURCE),))
 
 
-COL_BAND, COL_BLOCK = 128, 256                # rows a band of col_sums, columns a block (shaped.cu)
+COL_BAND, COL_BLOCK = 128, 256                # rows a band of col_sums, columns a block (reductions.cu)
 
 
 def col_sums_plan(images: int, h: int, w: int, src: str, dst: str) -> Plan:

@@ -21,6 +21,7 @@
 #include "lookback.cuh"
 #include "select.cuh"
 #include "sum_pairs.cuh"
+#include "warp_sum.cuh"
 
 __device__ __forceinline__ float carrier(int v) { return __int_as_float(v); }
 __device__ __forceinline__ double carrier(long long v) { return __longlong_as_double(v); }
@@ -42,13 +43,6 @@ template <typename I, typename F> struct CarriedStatus {
 template <> struct Status<int> : CarriedStatus<int, float> {};
 template <> struct Status<long long> : CarriedStatus<long long, double> {};
 template <> struct Status<unsigned long long> : CarriedStatus<unsigned long long, double> {};
-
-template <typename T>
-__device__ __forceinline__ T warp_sum(T x) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
-    return x;
-}
 
 // ---- segmented_scan ---------------------------------------------------------------------------
 // A pair (head, value): the running sum since the last row start, and whether a row starts inside.

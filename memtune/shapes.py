@@ -174,14 +174,12 @@ def plan(req: Request, device: str | None = None):
         return _product_plan(req, device)
     if req.family == "transpose":
         return shaped.transpose_plan(math.prod(s[:-2]), s[-2], s[-1], np.dtype(req.src).itemsize)
+    reduced = _reduction_plan(req) if req.family == "sum" else None
+    if reduced is not None and not device:
+        return reduced
     choice = shape_choice(req)
     scanned = choice.plan(shape_answer(choice, device).params) if choice is not None else _scan_plan(req)
-    if req.family != "sum":
-        return scanned
-    reduced = _reduction_plan(req)
-    if reduced is None:
-        return scanned
-    return min((reduced, scanned), key=lambda p: _predicted_ns(p, device)) if device else reduced
+    return scanned if reduced is None else min((reduced, scanned), key=lambda p: _predicted_ns(p, device))
 
 
 def _layout(req: Request) -> tuple[int, int, int]:
@@ -206,7 +204,7 @@ def _reduction_plan(req: Request):
 
     outer, length, inner = _layout(req)
     if inner == 1:
-        chunked = length >= reductions.THREADS * reductions.sum_elements(np.dtype(req.src).itemsize)
+        chunked = length >= reductions.chunk(np.dtype(req.src).itemsize)
         return (reductions.row_sums_plan if chunked else reductions.row_groups_plan)(outer, length, req.src, req.dst)
     return reductions.col_sums_plan(outer, length, inner, req.src, req.dst) if inner >= 32 else None
 

@@ -41,6 +41,11 @@ class SharedAccess:
     after: tuple = ()
 
 
+def thread_order(threads: int) -> np.ndarray:
+    """The addresses of an access where thread t touches element t (a copy in or out, an index array read)."""
+    return np.arange(threads)
+
+
 def wavefronts(addresses: np.ndarray, itemsize: int, banks: int, bank_bytes: int) -> int:
     """Wavefronts of the warps of consecutive threads that make this access (see the module's docstring)."""
     addresses = np.asarray(addresses, dtype=np.int64).ravel()
