@@ -10,6 +10,7 @@ prediction of the shaped kernels' plan. Writes shapes.json.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 from pathlib import Path
@@ -31,6 +32,7 @@ CASES = [
     ("prefix_sums", (10007, 1000), "float32", {"axis": 0}), ("prefix_sums", (3, 4_194_305), "float32", {"axis": -1}),
     ("prefix_sums", (64, 1024, 1024), "float32", {"axis": 1}), ("prefix_sums", (1 << 24,), "float32", {"dtype": "float64"}),
     ("prefix_sums", (1_000_000, 3), "float32", {"axis": 1}), ("prefix_sums", (1 << 26,), "int32", {"dtype": "int32"}),
+    ("prefix_sums", (5000, 3001), "int32", {"axis": 1}), ("prefix_sums", (1 << 26,), "float32", {"dtype": "float64"}),
     ("sum", (1000, 10007), "float32", {"axis": 1}), ("sum", (10007, 1000), "float32", {"axis": 0}),
     ("sum", (10_000_000,), "int32", {}), ("sum", (1 << 24,), "float32", {"dtype": "float64"}),
     ("sum", (64, 1024, 1024), "float32", {"axis": 1}), ("sum", (100_000, 300), "int32", {"axis": 1}),
@@ -97,15 +99,18 @@ def measure_case(family, shape, dtype, options, device, machine, repeats):
         row["ms"] = timed(lambda: shaped.execute(plan, {"a": a, "out": out}), repeats)
         row["kernel"] = plan.launches[-1].function
         row["predicted_ms"] = L.run_time_ns(plan, machine) * 1e-6
+        row["block"] = plan.launches[-1].block
         if family == "sum":
             row["plans"] = sum_plans(req, device, machine, a, out, repeats)
+        if family == "prefix_sums" and shapes._layout(req)[2] == 1:
+            row["plans"] = scan_plans(req, machine, a, out, repeats)
     copy = cp.empty_like(a)
     row["copy_ms"] = timed(lambda: cp.copyto(copy, a), repeats)
     row["cupy_ms"] = timed(peer(family, a, options), repeats)
     ladder = nearest_ladder(family, elements)
     big = cp.asarray(rng.random(ladder).astype(np.float32))
     row["ladder_shape"], row["ladder_dtype"] = list(ladder), "float32"
-    row["ladder_ms"] = timed(lambda: memtune.run(family, big), repeats)
+    row["ladder_ms"] = ladder_ms(family, ladder, repeats)
     row["per_element_ratio"] = row["ms"] / elements / (row["ladder_ms"] / math.prod(ladder))
     row["vs_copy"], row["vs_cupy"] = row["ms"] / row["copy_ms"], row["ms"] / row["cupy_ms"]
     if not req.tuned:      # the same kernels at the ladder shape itself: the shape's cost apart from the kernel's
@@ -116,6 +121,22 @@ def measure_case(family, shape, dtype, options, device, machine, repeats):
     return row
 
 
+@functools.lru_cache(maxsize=None)
+def ladder_ms(family: str, shape: tuple, repeats: int) -> float:
+    """The tuned kernel memtune.run picks at a ladder shape, timed as the shaped cases are (bound to its arrays,
+    as a run once warm) and once a run: every case near it is compared with the same time."""
+    import cupy as cp
+    from memtune import kernels
+    from memtune.kernels.timing import Device
+    from memtune.runner import choose
+
+    big = cp.asarray(np.random.default_rng(1).random(shape).astype(np.float32))
+    choice = choose(family, big.size, "float32", Device.current().name)
+    kernel = kernels.get(choice.algorithm)
+    inputs = kernel.bind({"a": big}, "float32")
+    return timed(lambda: kernel.run(inputs, **choice.params), repeats)
+
+
 def sum_plans(req, device, machine, a, out, repeats) -> dict:
     """A sum's two ways, each measured and predicted: the reduction (row or column sums) and the scan's
     totals (or the strips' column totals), whichever of them the model did not pick included."""
@@ -123,12 +144,27 @@ def sum_plans(req, device, machine, a, out, repeats) -> dict:
     from memtune.kernels import shaped
 
     choice = shapes.shape_choice(req)
-    ways = {"scan": choice.plan(shapes.shape_answer(choice, device).params) if choice else shapes._scan_plan(req),
+    ways = {"scan": choice.plan(shapes.shape_answer(choice, device).params) if choice else shapes._scan_plan(req, device),
             "reduction": shapes._reduction_plan(req)}
     return {name: {"kernel": plan.launches[-1].function, "launches": len(plan.launches),
                    "ms": timed(lambda: shaped.execute(plan, {"a": a, "out": out}), repeats),
                    "predicted_ms": L.run_time_ns(plan, machine) * 1e-6}
             for name, plan in ways.items() if plan is not None}
+
+
+def scan_plans(req, machine, a, out, repeats) -> dict:
+    """Prefix sums along the last axis every way, each measured and predicted: the segmented scan, and the row
+    scan in every block whose tiles fit the rows (shaped.row_scan_shape's limit on idle lanes)."""
+    from memtune.costmodel.physical import launch as L
+    from memtune.kernels import shaped
+
+    outer, length, _ = shapes._layout(req)
+    n, sizes = outer * length, (np.dtype(req.src).itemsize, np.dtype(req.dst).itemsize)
+    ways = {"segmented": shaped.scan_plan(n, length, req.src, req.dst, False)}
+    for t, v in shaped.row_scan_blocks(length, outer, *sizes):
+        ways[f"row_scan_t{t}_q{v}"] = shaped.row_scan_plan(n, length, req.src, req.dst, t, v)
+    return {name: {"ms": timed(lambda: shaped.execute(plan, {"a": a, "out": out}), repeats),
+                   "predicted_ms": L.run_time_ns(plan, machine) * 1e-6} for name, plan in ways.items()}
 
 
 SWEEP = [((1, 1080, 1920), "sat"), ((1, 4096, 4096), "sat"), ((1, 3000, 5000), "sat"), ((16, 512, 512), "sat"),

@@ -51,6 +51,28 @@ template <> struct Status<double> {
     }
 };
 
+// Integer sums travel in the float and double words bit for bit.
+__device__ __forceinline__ float carrier(int v) { return __int_as_float(v); }
+__device__ __forceinline__ double carrier(long long v) { return __longlong_as_double(v); }
+__device__ __forceinline__ double carrier(unsigned long long v) { return __longlong_as_double((long long)v); }
+__device__ __forceinline__ void uncarry(float x, int& v) { v = __float_as_int(x); }
+__device__ __forceinline__ void uncarry(double x, long long& v) { v = __double_as_longlong(x); }
+__device__ __forceinline__ void uncarry(double x, unsigned long long& v) { v = (unsigned long long)__double_as_longlong(x); }
+
+template <typename I, typename F> struct CarriedStatus {
+    using Word = typename Status<F>::Word;
+    __device__ static void put(Word* p, I v, unsigned code) { Status<F>::put(p, carrier(v), code); }
+    __device__ static unsigned get(const Word* p, I& v) {
+        F x;
+        const unsigned code = Status<F>::get(p, x);
+        uncarry(x, v);
+        return code;
+    }
+};
+template <> struct Status<int> : CarriedStatus<int, float> {};
+template <> struct Status<long long> : CarriedStatus<long long, double> {};
+template <> struct Status<unsigned long long> : CarriedStatus<unsigned long long, double> {};
+
 // Spin until the word belongs to this launch; returns its kind and sets v. A waiting thread backs
 // off between reads, so spinning warps do not crowd the L2 that the publishing blocks write to.
 template <typename T>

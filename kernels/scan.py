@@ -183,6 +183,14 @@ class SinglePassSum(_ScanBase):
                             rounds=cdiv(d, 1024), source=SOURCE)))
 
 
+MAX_BLOCK_VECTORS = 4096      # 16 registers a vector held: at most 64K a block (lookback_scan.cuh's tiles)
+
+
+def tile_elements(threads: int, vectors: int, itemsize: int) -> int:
+    """Elements of one look-back tile: ``threads`` x ``vectors`` 16-byte vectors of ``itemsize``-byte sums."""
+    return threads * vectors * 16 // itemsize
+
+
 class LookbackScan(_ScanBase):
     """Beyond the seeds: inclusive prefix sums in one pass with decoupled look-back (any n).
 
@@ -197,13 +205,13 @@ class LookbackScan(_ScanBase):
     tunables = {"threads": (128, 256, 512, 1024), "vectors": (2, 4, 8, 16, 32), "skew": (0, 1)}
     defaults = {"threads": 512, "vectors": 8, "skew": 0}
     searched = ("threads", "vectors")
-    restrictions = ("threads * vectors <= 4096",)   # 16 registers a vector: at most 64K a block
+    restrictions = (f"threads * vectors <= {MAX_BLOCK_VECTORS}",)
     threads = "threads"
     flat = {"skew": "a test hook: which tile a block loads first, not how much it loads"}
 
     @staticmethod
     def tile(params, itemsize) -> int:
-        return params["threads"] * params["vectors"] * 16 // itemsize
+        return tile_elements(params["threads"], params["vectors"], itemsize)
 
     def model_values(self, size, params, case, limits):
         tiles = cdiv(size, self.tile(params, limits.itemsize))

@@ -9,6 +9,8 @@
 //   end: one launch over the flat array in tiles, the rows' starts resetting the running sum. A tile
 //   that holds a row's start knows its inclusive prefix at once; the others meet through decoupled
 //   look-back. So a 2^28 vector, a million rows of 3 and everything between run with every SM busy.
+// * row_scan: prefix sums of rows of `len` elements end to end, each row its own run of tiles of the
+//   vector scan (lookback_scan.cuh): 16-byte loads and stores, for rows of a few tiles or more.
 // * strips: per image of a batch of h x w images, a block owns a strip of rows and walks it left to
 //   right in chunks of 128 columns, carrying the row sums; strips meet through look-back per column.
 //   ROWS and COLS select the summed area table (both), or column prefix sums (COLS only); TOTAL
@@ -18,31 +20,10 @@
 //
 // Status words are lookback.cuh's (a value and its state, epoch << 2 | kind, travelling together);
 // integer sums travel in its float and double words bit for bit.
-#include "lookback.cuh"
+#include "lookback_scan.cuh"
 #include "select.cuh"
 #include "sum_pairs.cuh"
 #include "warp_sum.cuh"
-
-__device__ __forceinline__ float carrier(int v) { return __int_as_float(v); }
-__device__ __forceinline__ double carrier(long long v) { return __longlong_as_double(v); }
-__device__ __forceinline__ double carrier(unsigned long long v) { return __longlong_as_double((long long)v); }
-__device__ __forceinline__ void uncarry(float x, int& v) { v = __float_as_int(x); }
-__device__ __forceinline__ void uncarry(double x, long long& v) { v = __double_as_longlong(x); }
-__device__ __forceinline__ void uncarry(double x, unsigned long long& v) { v = (unsigned long long)__double_as_longlong(x); }
-
-template <typename I, typename F> struct CarriedStatus {
-    using Word = typename Status<F>::Word;
-    __device__ static void put(Word* p, I v, unsigned code) { Status<F>::put(p, carrier(v), code); }
-    __device__ static unsigned get(const Word* p, I& v) {
-        F x;
-        const unsigned code = Status<F>::get(p, x);
-        uncarry(x, v);
-        return code;
-    }
-};
-template <> struct Status<int> : CarriedStatus<int, float> {};
-template <> struct Status<long long> : CarriedStatus<long long, double> {};
-template <> struct Status<unsigned long long> : CarriedStatus<unsigned long long, double> {};
 
 // ---- segmented_scan ---------------------------------------------------------------------------
 // A pair (head, value): the running sum since the last row start, and whether a row starts inside.
@@ -543,6 +524,13 @@ __device__ __forceinline__ void segmented_scan_if(const IN* a, OUT* b, long long
     if constexpr (WANT) segmented_scan<IN, OUT, THREADS, V, TOTAL>(a, b, n, len, t, s, e);
 }
 
+template <bool WANT, typename IN, typename OUT, int Q>
+__device__ __forceinline__ void row_scan_if(const IN* a, OUT* b, long long len, long long tiles_per_row, unsigned* t,
+                                            typename Status<OUT>::Word* s, unsigned e) {
+    constexpr int LOADS = Q * (int)sizeof(IN) / (int)sizeof(OUT);   // 16-byte loads a thread for Q vectors of sums
+    if constexpr (WANT && LOADS >= 1) scan_tiles<IN, OUT, LOADS>(a, b, len, tiles_per_row, t, s, e, 0u);
+}
+
 template <bool WANT, typename IN, typename OUT, int WARPS, int RPW, bool ROWS, bool COLS, bool TOTAL, int PAD>
 __device__ __forceinline__ void strips_if(const IN* a, OUT* b, int h, int w, int per, unsigned* t,
                                           typename Status<OUT>::Word* s, unsigned e) {
@@ -570,6 +558,13 @@ __device__ __forceinline__ void transpose_if(const E* a, E* b, int h, int w, lon
                                         Status<OUT>::Word* s, unsigned e) {                             \
         segmented_scan_if<MEMTUNE_WANTS(segmented_scan_##SI##_##SO##_##MODE), IN, OUT, SCAN_THREADS_OF(OUT), 16, \
                           TOTAL>(a, b, n, len, t, s, e); }
+
+// row_scan_<in>_<out>_q<Q>: Q vectors of 16 bytes of sums a thread, any number of threads (a sum 8 times the
+// input's size, uint8 in uint64, takes 16 elements a load: 8 vectors or more)
+#define ROWSCAN(IN, SI, OUT, SO, Q)                                                                    \
+    extern "C" __global__ void row_scan_##SI##_##SO##_q##Q(const IN* a, OUT* b, long long len, long long tiles_per_row, \
+                                                          unsigned* t, Status<OUT>::Word* s, unsigned e) { \
+        row_scan_if<MEMTUNE_WANTS(row_scan_##SI##_##SO##_q##Q), IN, OUT, Q>(a, b, len, tiles_per_row, t, s, e); }
 
 // strips_<in>_<out>_<sat|satpad|cols|coltotal>_w<WARPS>_r<RPW>
 #define STRIP(IN, SI, OUT, SO, MODE, ROWS, COLS, TOTAL, PAD, WARPS, RPW)                              \
@@ -599,6 +594,7 @@ __device__ __forceinline__ void transpose_if(const E* a, E* b, int h, int w, lon
 
 #define PAIR(IN, SI, OUT, SO)                                                                         \
     SEGSCAN(IN, SI, OUT, SO, scan, false) SEGSCAN(IN, SI, OUT, SO, total, true)                       \
+    ROWSCAN(IN, SI, OUT, SO, 4) ROWSCAN(IN, SI, OUT, SO, 8) ROWSCAN(IN, SI, OUT, SO, 16)               \
     STRIP_SHAPES(IN, SI, OUT, SO, sat, true, true, false, 0)                                          \
     STRIP_SHAPES(IN, SI, OUT, SO, satpad, true, true, false, 1)                                       \
     STRIP_SHAPES(IN, SI, OUT, SO, cols, false, true, false, 0)                                        \

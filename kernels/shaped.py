@@ -7,7 +7,8 @@ any type the input converts to without loss. Each operation is a launch plan lik
 kernel's, so the physical model prices exactly what runs (and picks the strip shape).
 
 An axis is reduced to one of two layouts: the summed axis is the last one (rows of ``length``
-elements laid end to end: ``segmented_scan``) or it has ``inner`` contiguous elements after it
+elements laid end to end: ``row_scan``, each row its own run of tiles, or ``segmented_scan``, the rows
+packed into tiles) or it has ``inner`` contiguous elements after it
 (images of ``length`` x ``inner``: ``strips`` down the columns).
 """
 from __future__ import annotations
@@ -23,6 +24,7 @@ from ..costmodel.physical.launch import Access, Array, HostValue, Launch, Plan, 
 from .base import Inputs, cdiv, status_word_bytes
 from .device import sources_hash
 from .executor import next_epoch_launch, run_plan
+from .scan import MAX_BLOCK_VECTORS, tile_elements
 
 SOURCE = "shaped.cu"
 CODE = {"uint8": "u8", "uint16": "u16", "int32": "i32", "int64": "i64", "uint64": "u64", "float32": "f32",
@@ -33,6 +35,18 @@ SUMS = {"uint8": ("int32", "int64", "uint64", "float32", "float64"),
         "int32": ("int32", "int64", "float64"), "int64": ("int64",),
         "float32": ("float32", "float64"), "float64": ("float64",)}
 SCAN_SUMS = 16                                # sums a thread of a segmented scan holds
+ROW_SCAN_VECTORS = (4, 8, 16)                 # row_scan's instances: 16-byte vectors of sums a thread
+ROW_SCAN_THREADS = (128, 256, 512, 1024)
+ROW_SCAN_WASTE = 0.10                         # the most of a row's tiles left idle past its end
+# vectors a thread where the sums are wider than the input: float32 into float64 ran 0.12 / 0.46 ms at 2^24 / 2^26 in
+# 128 x 8 against 0.14 / 0.52 in the float64 vector's tuned 128 x 16 (H100, bench/results/h100/row_scan.json and
+# shapes_prefix_sums_uncapped.json); int32 into float64 and uint16 into float32 ran fastest at 8 or 4 too
+ROW_SCAN_WIDENING_VECTORS = 8
+# the pairs row_scan takes: those it ran faster than the segmented scan, by 1.04-1.26x, on the H100 both at a 2^24
+# vector and at 3 rows of 4194305 (bench/results/h100/row_scan.json); from uint8, from uint16 into all but float32,
+# and int32 into int64 it ran 0.57-1.0x as fast (64-bit integer scans, wide stores of narrow loads): segmented
+ROW_SCAN_PAIRS = frozenset({("int32", "int32"), ("int32", "float64"), ("int64", "int64"), ("float32", "float32"),
+                            ("float32", "float64"), ("float64", "float64"), ("uint16", "float32")})
 TRANSPOSE_TILE = 64
 CHUNK = 128                                   # columns a strip's chunk covers (32 lanes x 4)
 STRIP_SHAPES = ((4, 4), (4, 8), (8, 2), (8, 4), (8, 8), (16, 2), (16, 4))   # (warps, rows a warp)
@@ -96,6 +110,59 @@ def scan_plan(n: int, length: int, src: str, dst: str, total: bool) -> Plan:
         accesses=(Access("a", n * ein), Access("status", 2 * status), Access("out", written * eout, write=True)),
         rounds=4, shared_wavefronts=4 * per_thread * threads // 32 * max(1, eout // 4),
         chain=0, atomics=1, source=SOURCE)))
+
+
+def row_tiles(length: int, rows: int, tile: int, src_itemsize: int) -> int:
+    """Tiles a row of ``length`` spans, counted from the element at or before its start on a 16-byte load (a
+    row whose start is not on one may reach into one more tile)."""
+    per_load = 16 // src_itemsize
+    aligned = rows == 1 or length % per_load == 0
+    return cdiv(length + (0 if aligned else per_load - 1), tile)
+
+
+def row_scan_vectors(src_itemsize: int, dst_itemsize: int) -> tuple[int, ...]:
+    """The row_scan instances of a pair: vectors of sums that make whole 16-byte loads of the input."""
+    return tuple(v for v in ROW_SCAN_VECTORS if v * src_itemsize >= dst_itemsize)
+
+
+def row_scan_shape(length: int, rows: int, src_itemsize: int, dst_itemsize: int, threads: int,
+                   vectors: int) -> tuple[int, int] | None:
+    """The largest row_scan tile, at most ``threads`` x ``vectors``'s (the tuned vector scan's block; of equal tiles,
+    the thread count nearest its), that leaves at most ROW_SCAN_WASTE of a row idle; None where even the smallest does not (rows
+    shorter than a few tiles: the segmented scan packs those)."""
+    shapes = sorted(((t, v) for t in ROW_SCAN_THREADS for v in row_scan_vectors(src_itemsize, dst_itemsize)
+                     if t * v <= min(threads * vectors, MAX_BLOCK_VECTORS)),
+                    key=lambda s: (-s[0] * s[1], abs(s[0].bit_length() - threads.bit_length())))
+    for t, v in shapes:
+        tile = tile_elements(t, v, dst_itemsize)
+        if row_tiles(length, rows, tile, src_itemsize) * tile <= (1 + ROW_SCAN_WASTE) * length:
+            return t, v
+    return None
+
+
+def row_scan_blocks(length: int, rows: int, src_itemsize: int, dst_itemsize: int) -> list[tuple[int, int]]:
+    """Every row_scan block (threads, vectors) of the pair whose tiles fit rows of ``length``."""
+    return [(t, v) for t in ROW_SCAN_THREADS for v in row_scan_vectors(src_itemsize, dst_itemsize)
+            if row_scan_shape(length, rows, src_itemsize, dst_itemsize, t, v) == (t, v)]
+
+
+def row_scan_plan(n: int, length: int, src: str, dst: str, threads: int, vectors: int) -> Plan:
+    """Prefix sums of n / length rows of ``length`` elements end to end, each row its own run of tiles of
+    ``threads`` x ``vectors`` 16-byte vectors (the vector scan's look-back, lookback_scan.cuh)."""
+    check_elements(n)
+    ein, eout, rows = np.dtype(src).itemsize, np.dtype(dst).itemsize, n // length
+    takes = row_scan_vectors(ein, eout)
+    if vectors not in takes or threads not in ROW_SCAN_THREADS or threads * vectors > MAX_BLOCK_VECTORS:
+        raise ParameterError("vectors", f"row_scan of {src} in {dst} takes threads {ROW_SCAN_THREADS} by vectors "
+                                        f"{takes}, at most {MAX_BLOCK_VECTORS} a block, got {threads} x {vectors}")
+    per_row = row_tiles(length, rows, tile_elements(threads, vectors, eout), ein)
+    status = rows * per_row * status_word_bytes(dst)
+    return Plan({"a": n * ein, "out": n * eout, "counter": 4, "status": status}, (next_epoch_launch(), Launch(
+        f"row_scan_{CODE[src]}_{CODE[dst]}_q{vectors}", rows * per_row, threads,
+        args=(Array("a"), Array("out"), Scalar(length, "int64"), Scalar(per_row, "int64"), Array("counter"),
+              Array("status"), HostValue("epoch", "uint32")),
+        accesses=(Access("a", n * ein), Access("status", 2 * status), Access("out", n * eout, write=True)),
+        rounds=1, chain=0, atomics=1, source=SOURCE)))
 
 
 def strips_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warps: int, rows: int) -> Plan:

@@ -54,7 +54,7 @@ def run(family: str, *arrays, device: str | None = None, **options):
         _check_vectors(data)
     cp = _cupy()
     xp = np if cp is None else cp
-    data = {k: xp.ascontiguousarray(xp.asarray(v)) for k, v in data.items()}
+    data = {k: _aligned(xp.ascontiguousarray(xp.asarray(v))) for k, v in data.items()}
     if family == "permutation":
         _check_permutation(xp, data["p"], data["a"].size)
     if cp is None:
@@ -71,6 +71,11 @@ def run(family: str, *arrays, device: str | None = None, **options):
         data = {"a": data["a"].ravel()}                   # summed whole: the flattened vector
     out = kernel.run(kernel.bind(data, dtype), **choice.params)
     return out.reshape(req.out_shape if req is not None else data["a"].shape)
+
+
+def _aligned(a):
+    """``a``, or on the GPU a copy where a view starts off a 16-byte boundary: the kernels load 16-byte vectors."""
+    return a.copy() if getattr(getattr(a, "data", None), "ptr", 0) % 16 else a
 
 
 def choose(family: str, size: int, dtype: str, device: str, case: tuple = ()) -> Choice:
@@ -175,6 +180,12 @@ def _callers_level() -> int:
 
 @functools.lru_cache(maxsize=None)
 def _device_name() -> str:
+    """The current GPU's name, asked of CUDA once a device (its properties take longer than a small run)."""
+    return _name_of(_cupy().cuda.Device().id)
+
+
+@functools.lru_cache(maxsize=None)
+def _name_of(device_id: int) -> str:
     from .kernels.timing import Device
 
     return Device.current().name

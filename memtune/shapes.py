@@ -178,7 +178,7 @@ def plan(req: Request, device: str | None = None):
     if reduced is not None and not device:
         return reduced
     choice = shape_choice(req)
-    scanned = choice.plan(shape_answer(choice, device).params) if choice is not None else _scan_plan(req)
+    scanned = choice.plan(shape_answer(choice, device).params) if choice is not None else _scan_plan(req, device)
     return scanned if reduced is None else min((reduced, scanned), key=lambda p: _predicted_ns(p, device))
 
 
@@ -189,12 +189,38 @@ def _layout(req: Request) -> tuple[int, int, int]:
     return (1, math.prod(req.shape), 1) if req.axis is None else shaped.axis_layout(req.shape, req.axis)
 
 
-def _scan_plan(req: Request):
-    """Prefix sums (a sum: only the rows' totals) along the last axis or of the flattened array."""
+def _scan_plan(req: Request, device: str | None):
+    """Prefix sums (a sum: only the rows' totals) along the last axis or of the flattened array: rows of a few
+    tiles or more, of the pairs it runs faster, as the vector scan, each row its own run of tiles in the block the
+    tables tune for a float vector of as many elements and sums of the same size (shrunk to fit the rows); the
+    others packed into the segmented scan's tiles."""
     from .kernels import shaped
 
     outer, length, _ = _layout(req)
-    return shaped.scan_plan(outer * length, length, req.src, req.dst, req.family == "sum")
+    n, itemsize = outer * length, np.dtype(req.dst).itemsize
+    if req.family == "prefix_sums" and (req.src, req.dst) in shaped.ROW_SCAN_PAIRS:
+        threads, vectors = _vector_scan_block(n, itemsize, device)
+        if itemsize > np.dtype(req.src).itemsize:
+            vectors = min(vectors, shaped.ROW_SCAN_WIDENING_VECTORS)
+        block = shaped.row_scan_shape(length, outer, np.dtype(req.src).itemsize, itemsize, threads, vectors)
+        if block is not None:
+            return shaped.row_scan_plan(n, length, req.src, req.dst, *block)
+    return shaped.scan_plan(n, length, req.src, req.dst, req.family == "sum")
+
+
+def _vector_scan_block(n: int, itemsize: int, device: str | None) -> tuple[int, int]:
+    """(threads, vectors) of the tuned vector scan of n floats of ``itemsize`` bytes on ``device`` (the kernel's
+    defaults with no device, or where the tables pick another algorithm)."""
+    from .kernels import get
+    from .runner import choose
+
+    kernel = get("prefix_sums_lookback")
+    params = dict(kernel.defaults)
+    if device:
+        choice = choose("prefix_sums", n, "float32" if itemsize == 4 else "float64", device)
+        if choice.algorithm == kernel.name:
+            params.update(choice.params)
+    return params["threads"], params["vectors"]
 
 
 def _reduction_plan(req: Request):

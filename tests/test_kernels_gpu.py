@@ -104,6 +104,14 @@ def test_timing_rows_carry_their_context():
     assert not row["flush_l2"] and 1e-6 < row["median_ms"] < 1e-2   # per operation: nanoseconds
 
 
+def test_every_timing_first_keeps_the_gpu_busy_for_25_ms():
+    from memtune.kernels.timing import WARMUP_MS, hold_gpu, warm_up
+
+    runs = warm_up(lambda: hold_gpu(1_000_000), 3)        # 1 ms a run: batches of 3, 6, 12, 24 until 25 ms
+    assert WARMUP_MS == 25.0 and runs == 45
+    assert warm_up(lambda: hold_gpu(40_000_000), 3) == 3   # a run longer than the warm-up: the runs asked for
+
+
 TOL = {"float32": 2e-6, "float64": 1e-13}
 
 

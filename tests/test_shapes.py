@@ -89,8 +89,10 @@ def test_what_is_not_taken_is_refused_naming_the_parameter(family, array, option
 @pytest.mark.parametrize("shape,family,options,function,grid", [
     ((3, 100, 257), "sat", {}, "tiles_u8_u64_sat_w8_r8_v4", 3 * 2 * 3),          # tiles of 64 x 128
     ((1080, 1920), "sat", {"dtype": "int32", "layout": "opencv"}, "tiles_u8_i32_satpad_w8_r8_v4", 17 * 15),
-    ((5, 3001), "prefix_sums", {"axis": -1}, "segmented_scan_u8_u64_scan", 15005 // 4096 + 1),   # 8-byte sums: 256 x 16 a tile
-    ((3, 7001), "prefix_sums", {"axis": -1, "dtype": "float32"}, "segmented_scan_u8_f32_scan", 21003 // 8192 + 1),  # 512 x 16
+    # uint8 rows, long or short, packed into the segmented scan's tiles (8-byte sums: 256 x 16; 4-byte: 512 x 16)
+    ((5, 3001), "prefix_sums", {"axis": -1}, "segmented_scan_u8_u64_scan", 15005 // 4096 + 1),
+    ((10_000_019,), "prefix_sums", {}, "segmented_scan_u8_u64_scan", 10_000_019 // 4096 + 1),
+    ((3, 7001), "prefix_sums", {"axis": -1, "dtype": "float32"}, "segmented_scan_u8_f32_scan", 21003 // 8192 + 1),
     ((3001, 5), "prefix_sums", {"axis": 0}, r"tiles_u8_u64_cols_w\d+_r\d+_v\d+", None),
     ((3001, 5), "sum", {"axis": 0}, r"strips_u8_u64_coltotal_w\d+_r\d+", None),     # narrower than a warp
     ((4, 37, 129), "sum", {"axis": 1}, "col_sums_u8_u64", 4),                       # 37 rows: one band an image
@@ -220,3 +222,51 @@ def test_products_of_any_sides_on_the_cpu_and_their_refusals():
         with pytest.raises(ParameterError) as err:
             call()
         assert err.value.name == name
+
+
+@pytest.mark.parametrize("shape,dtype,options,function,grid", [
+    # rows of a few tiles: each its own run of tiles of 16-byte loads; no device: the kernel's 512 x 8 vectors of
+    # 16 bytes of sums (4-byte: 16384 elements; 8-byte: 8192), a row not starting on a load spans 30004 or 30016
+    ((5, 30001), "float32", {"axis": -1}, "row_scan_f32_f32_q8", 5 * 2),
+    ((5, 30001), "int32", {"axis": -1, "dtype": "float64"}, "row_scan_i32_f64_q8", 5 * 4),
+    ((10_000_019,), "float32", {"dtype": "float64"}, "row_scan_f32_f64_q8", 10_000_019 // 8192 + 1),
+    ((5, 30001), "int32", {"axis": -1}, "segmented_scan_i32_i64_scan", 150005 // 4096 + 1),    # into int64: slower
+    ((1000, 3001), "float32", {"axis": -1}, "segmented_scan_f32_f32_scan", 3001000 // 8192 + 1),   # 3004 in 2048s
+])
+def test_prefix_sums_of_rows_of_a_few_tiles_run_as_the_row_scan(shape, dtype, options, function, grid):
+    launch = shapes.plan(shapes.request("prefix_sums", np.zeros(shape, dtype), options)).launches[-1]
+    assert (launch.function, launch.blocks) == (function, grid)
+
+
+def test_the_row_scan_takes_the_pairs_it_ran_faster_at_both_layouts_measured():
+    import json
+    from pathlib import Path
+
+    from memtune.kernels import shaped
+
+    rows = json.loads((Path(__file__).parents[1] / "bench/results/h100/row_scan.json").read_text())["rows"]
+    faster = {}
+    for r in rows:
+        if r["best_row_scan"] is not None:
+            pair = (r["src"], r["dst"])
+            faster[pair] = faster.get(pair, True) and r["best_row_scan_ms"] < r["segmented_ms"]
+    assert len(faster) == 17 and shaped.ROW_SCAN_PAIRS == {pair for pair, yes in faster.items() if yes}
+
+
+def test_the_row_scan_block_is_the_largest_that_leaves_a_tenth_of_a_row_idle_at_most():
+    from memtune.kernels import shaped
+
+    # 10007 floats a row, not on a vector: 10010 to cover; 16384, 8192 and 4096 tiles leave 64, 64 and 23 % idle
+    assert shaped.row_scan_shape(10007, 1000, 4, 4, 512, 8) == (128, 4)       # 5 tiles of 2048: 2.3 %
+    assert shaped.row_scan_shape(10008, 1000, 4, 4, 512, 8) == (128, 4)
+    assert shaped.row_scan_shape(8192, 7, 4, 4, 512, 8) == (512, 4)           # aligned: one tile, the tuned threads
+    assert shaped.row_scan_shape(8192, 7, 4, 8, 1024, 16) == (1024, 4)        # 8-byte sums: 8192 in a block that launches
+    assert shaped.row_scan_shape(10**7, 1, 4, 4, 512, 8) == (512, 8)          # a vector: the tuned block
+    assert shaped.row_scan_shape(10**7, 1, 1, 8, 512, 4) == (256, 8)          # uint8 in uint64: 8 vectors or more
+    assert shaped.row_scan_shape(3, 10**6, 4, 4, 512, 8) is None              # short rows: the segmented scan
+    with pytest.raises(ParameterError) as err:
+        shaped.row_scan_plan(100, 10, "int32", "int64", 512, 32)
+    assert err.value.name == "vectors"
+    with pytest.raises(ParameterError, match="at most 4096"):
+        shaped.row_scan_plan(100, 10, "int32", "int64", 1024, 8)              # 128K registers: no launch
+    assert shaped.row_scan_shape(10**8, 1, 8, 8, 1024, 16) == (1024, 4)       # the largest block that launches

@@ -107,6 +107,42 @@ def test_int32_sums_in_every_type_they_take(dst):
         _check(got, np.asarray(expected), dst)
 
 
+ROW_SCAN_CASES = [((1, 10_000_019), "int32", "int64"), ((3, 1_000_003), "float32", "float32"),
+                  ((5, 40_001), "uint8", "int32"), ((2, 70_001), "float32", "float64"), ((7, 20_000), "int64", "int64"),
+                  ((4, 5003), "uint16", "float32"), ((1, 2048), "int32", "int32")]
+
+
+@pytest.mark.parametrize("block", [(128, 4), (512, 8), (128, 16), (1024, 4)], ids=lambda b: "t{}_q{}".format(*b))
+@pytest.mark.parametrize("shape,src,dst", ROW_SCAN_CASES)
+def test_row_scan_of_rows_aligned_or_not_in_every_block_matches_numpy(block, shape, src, dst):
+    """Rows whose starts fall inside a vector, a last tile that is partly or wholly past the row: every element
+    written once, nothing after the output touched."""
+    import cupy as cp
+
+    from memtune.kernels import shaped
+
+    a = _data(shape, src, np.random.default_rng())
+    n = a.size
+    plan = shaped.row_scan_plan(n, shape[1], src, dst, *block)
+    guarded = cp.full(n + 64, 7, dst)
+    got = shaped.execute(plan, {"a": cp.asarray(a).ravel(), "out": guarded[:n]})
+    expected = np.cumsum(a.astype(np.float64) if dst.startswith("float") else a, axis=1, dtype=dst).astype(dst)
+    _check(got.reshape(shape), expected, dst)
+    assert (guarded[n:] == 7).all()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64"])
+def test_a_view_off_a_16_byte_boundary_is_scanned_right(dtype):
+    import cupy as cp
+
+    whole = cp.asarray(_data((3_000_001,), dtype, np.random.default_rng()))
+    view = whole[1:]
+    dst = shapes.request("prefix_sums", view, {}).dst
+    host = whole.get()[1:]
+    expected = np.cumsum(host.astype(np.float64) if dtype.startswith("float") else host, dtype=dst).astype(dst)
+    _check(memtune.prefix_sums(view), expected, dst)
+
+
 REDUCTION_CASES = [((1, 256), "uint8", "uint64"), ((3, 4097), "int32", "int64"), ((2, 1_000_003), "uint16", "int32"),
                    ((1, 17_000_000), "uint8", "int32"), ((5, 9000), "float32", "float64"), ((7, 300), "float64", "float64"),
                    ((1, 4096 * 4096 + 5), "float32", "float32"), ((1000, 333), "int64", "int64")]

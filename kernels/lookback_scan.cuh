@@ -1,0 +1,159 @@
+// The single-pass prefix sum with decoupled look-back, for one vector (scan.cu's scan_lookback) and for
+// rows of `len` elements laid end to end (shaped.cu's row_scan), reading IN and summing in OUT.
+//
+// Rows: a row is its own run of `tiles_per_row` tiles, numbered from an element aligned to a vector
+// at or before the row's start, so every load but the row's first and last vectors is one aligned
+// 16-byte access whatever the row length (and every store one or more). The row's first tile publishes its inclusive prefix
+// at once and the look-back never reads past it. A vector is one row of `len` = n.
+#pragma once
+
+#include "lookback.cuh"
+
+// V elements a vector: 16 bytes of IN, loaded in one aligned access, summed and stored as V of OUT.
+// (Loads of 16 bytes whatever OUT: an int32 vector summed in int64 moved at half the rate in 8-byte loads.)
+template <typename IN> struct LoadVector { static constexpr int V = 16 / sizeof(IN); };
+template <typename T, int V> struct alignas(sizeof(T) * V) Pack { T e[V]; };
+
+// Decoupled look-back: the tile publishes its aggregate, then one warp looks back over 32
+// predecessors at a time, summing aggregates until it meets an inclusive prefix, and publishes its
+// own inclusive prefix; the row's first tile (`first`) publishes its inclusive prefix at once. Value
+// and state share one status word (lookback.cuh), so publishing needs no fence.
+template <typename T>
+__device__ T lookback_exclusive(typename Status<T>::Word* status, long long tile, long long first, T total,
+                                unsigned epoch) {
+    const int lane = threadIdx.x & 31;
+    if (tile == first) {
+        if (lane == 0) Status<T>::put(status + tile, total, status_code(epoch, INCLUSIVE));
+        return T(0);
+    }
+    if (lane == 0) Status<T>::put(status + tile, total, status_code(epoch, AGGREGATE));
+    T excl = 0;
+    for (long long j = tile - 1;; j -= 32) {
+        long long idx = j - lane;
+        T v = 0;
+        int kind = idx >= first ? wait_status<T>(status + idx, epoch, v) : INCLUSIVE;
+        unsigned inclusive = __ballot_sync(0xffffffffu, kind == INCLUSIVE);
+        int stop = inclusive ? __ffs(inclusive) - 1 : 32;   // nearest predecessor with a full prefix
+        T part = lane <= stop ? v : T(0);
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) part += __shfl_down_sync(0xffffffffu, part, o);
+        excl += __shfl_sync(0xffffffffu, part, 0);
+        if (inclusive) break;
+    }
+    if (lane == 0) Status<T>::put(status + tile, excl + total, status_code(epoch, INCLUSIVE));
+    return excl;
+}
+
+// A tile is blockDim / 32 warps, each owning 32 Q consecutive vectors from `seg` (Q 16-byte loads a thread); lane j holds the
+// warp's vectors j, j + 32, ...: every load and store is one coalesced warp access, and the tile is
+// scanned in registers with shuffles. Elements outside the row [lo, hi) read as 0 and are not
+// written; only a warp whose span leaves the row takes that guarded scalar path (`full` false).
+template <typename IN, typename OUT, int Q, int V>
+__device__ void load_segment(const IN* __restrict__ in, OUT (&v)[Q][V], long long seg, long long lo, long long hi,
+                             bool full) {
+    const int lane = threadIdx.x & 31;
+    const Pack<IN, V>* in_v = reinterpret_cast<const Pack<IN, V>*>(in + seg);
+#pragma unroll
+    for (int k = 0; k < Q; ++k) {
+        if (full) {
+            const Pack<IN, V> x = in_v[k * 32 + lane];
+#pragma unroll
+            for (int i = 0; i < V; ++i) v[k][i] = (OUT)x.e[i];
+        } else {
+            const long long g = seg + (long long)V * (k * 32 + lane);
+#pragma unroll
+            for (int i = 0; i < V; ++i) v[k][i] = g + i >= lo && g + i < hi ? (OUT)in[g + i] : OUT(0);
+        }
+    }
+}
+
+template <typename OUT, int Q, int V>
+__device__ void store_segment(OUT* __restrict__ out, const OUT (&v)[Q][V], OUT off, long long seg, long long lo,
+                              long long hi, bool full) {
+    const int lane = threadIdx.x & 31;
+    Pack<OUT, V>* out_v = reinterpret_cast<Pack<OUT, V>*>(out + seg);
+#pragma unroll
+    for (int k = 0; k < Q; ++k) {
+        if (full) {
+            Pack<OUT, V> x;
+#pragma unroll
+            for (int i = 0; i < V; ++i) x.e[i] = v[k][i] + off;
+            out_v[k * 32 + lane] = x;
+        } else {
+            const long long g = seg + (long long)V * (k * 32 + lane);
+#pragma unroll
+            for (int i = 0; i < V; ++i) if (g + i >= lo && g + i < hi) out[g + i] = v[k][i] + off;
+        }
+    }
+}
+
+// Inclusive scan of the warp's segment in place; returns the segment's total (in every lane).
+template <typename T, int Q, int V>
+__device__ T scan_segment(T (&v)[Q][V]) {
+    const int lane = threadIdx.x & 31;
+    T run = 0;
+#pragma unroll
+    for (int k = 0; k < Q; ++k) {
+#pragma unroll
+        for (int i = 1; i < V; ++i) v[k][i] += v[k][i - 1];
+        T x = v[k][V - 1];
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) { T y = __shfl_up_sync(0xffffffffu, x, o); if (lane >= o) x += y; }
+        const T before = x - v[k][V - 1] + run;
+#pragma unroll
+        for (int i = 0; i < V; ++i) v[k][i] += before;
+        run += __shfl_sync(0xffffffffu, x, 31);
+    }
+    return run;
+}
+
+// Where tile `tile` lies: its row's first tile and elements [lo, hi), and its warp's first element.
+struct RowTile {
+    long long first, lo, hi, seg;
+    __device__ RowTile(long long tile, long long len, long long tiles_per_row, long long tile_elements, int v,
+                       long long warp_elements) {
+        const long long row = tile / tiles_per_row;
+        first = row * tiles_per_row;
+        lo = row * len;
+        hi = lo + len;
+        seg = lo - lo % v + (tile - first) * tile_elements + (threadIdx.x >> 5) * warp_elements;
+    }
+    __device__ bool full(long long warp_elements) const { return seg >= lo && seg + warp_elements <= hi; }
+};
+
+// The ticket's atomic is a round trip to L2 that would hold back the block's first load. So the block
+// loads the tile of its own index while the ticket travels, and reloads only where the ticket differs
+// (a block that started out of index order); the ticket alone decides the tile, so the look-back still
+// waits only on tiles that are running. `skew` != 0 (tests) makes the first guess wrong, to take the reload.
+template <typename IN, typename OUT, int Q>
+__device__ void scan_tiles(const IN* __restrict__ in, OUT* __restrict__ out, long long len, long long tiles_per_row,
+                           unsigned* counter, typename Status<OUT>::Word* status, unsigned epoch, unsigned skew) {
+    constexpr int V = LoadVector<IN>::V;
+    __shared__ OUT warp_off[32];
+    __shared__ unsigned tile_s;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
+    const long long per_warp = 32LL * Q * V, per_tile = per_warp * warps;
+    OUT v[Q][V];
+    if (tid == 0) tile_s = atomicAdd(counter, 1u);
+    const RowTile guess((blockIdx.x + skew) % gridDim.x, len, tiles_per_row, per_tile, V, per_warp);
+    load_segment<IN, OUT, Q, V>(in, v, guess.seg, guess.lo, guess.hi, guess.full(per_warp));
+    __syncthreads();
+    const long long tile = tile_s;
+    const RowTile at(tile, len, tiles_per_row, per_tile, V, per_warp);
+    const bool full = at.full(per_warp);
+    if (tile != (blockIdx.x + skew) % gridDim.x) load_segment<IN, OUT, Q, V>(in, v, at.seg, at.lo, at.hi, full);
+    const OUT total = scan_segment<OUT, Q, V>(v);
+    if (lane == 0) warp_off[warp] = total;
+    __syncthreads();
+    if (warp == 0) {                                            // warps' offsets, then the tile's carry
+        const OUT mine = lane < warps ? warp_off[lane] : OUT(0);
+        OUT w = mine;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) { OUT y = __shfl_up_sync(0xffffffffu, w, o); if (lane >= o) w += y; }
+        const OUT carry = lookback_exclusive<OUT>(status, tile, at.first, __shfl_sync(0xffffffffu, w, warps - 1), epoch);
+        if (lane < warps) warp_off[lane] = carry + w - mine;
+        __syncwarp();     // the look-back diverged: bar.sync is aligned, so the warp must arrive whole
+    }
+    __syncthreads();
+    store_segment<OUT, Q, V>(out, v, warp_off[warp], at.seg, at.lo, at.hi, full);
+}
