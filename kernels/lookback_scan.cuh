@@ -67,9 +67,15 @@ __device__ void load_segment(const IN* __restrict__ in, OUT (&v)[Q][V], long lon
     }
 }
 
-template <typename OUT, int Q, int V>
+// Sums twice the input's size (int32 into int64) make a lane's vector 32 bytes: written at once, a warp's
+// store instruction leaves every other 16 bytes of its span. Such sums go through the warp's `stage` in
+// shared memory, so each store instruction writes 512 consecutive bytes, 16 a lane.
+template <typename IN, typename OUT> struct Staged { static constexpr bool value = sizeof(OUT) == 2 * sizeof(IN); };
+
+template <typename IN, typename OUT, int Q, int V>
 __device__ void store_segment(OUT* __restrict__ out, const OUT (&v)[Q][V], OUT off, long long seg, long long lo,
-                              long long hi, bool full) {
+                              long long hi, bool full, OUT* stage) {
+    constexpr int SV = V / 2;                                   // a staged 16-byte store's elements
     const int lane = threadIdx.x & 31;
     Pack<OUT, V>* out_v = reinterpret_cast<Pack<OUT, V>*>(out + seg);
 #pragma unroll
@@ -78,7 +84,16 @@ __device__ void store_segment(OUT* __restrict__ out, const OUT (&v)[Q][V], OUT o
             Pack<OUT, V> x;
 #pragma unroll
             for (int i = 0; i < V; ++i) x.e[i] = v[k][i] + off;
-            out_v[k * 32 + lane] = x;
+            if constexpr (Staged<IN, OUT>::value) {
+                reinterpret_cast<Pack<OUT, V>*>(stage)[lane] = x;
+                __syncwarp();
+                Pack<OUT, SV>* out_h = reinterpret_cast<Pack<OUT, SV>*>(out + seg) + k * 64;
+                out_h[lane] = reinterpret_cast<const Pack<OUT, SV>*>(stage)[lane];
+                out_h[32 + lane] = reinterpret_cast<const Pack<OUT, SV>*>(stage)[32 + lane];
+                __syncwarp();
+            } else {
+                out_v[k * 32 + lane] = x;
+            }
         } else {
             const long long g = seg + (long long)V * (k * 32 + lane);
 #pragma unroll
@@ -155,5 +170,10 @@ __device__ void scan_tiles(const IN* __restrict__ in, OUT* __restrict__ out, lon
         __syncwarp();     // the look-back diverged: bar.sync is aligned, so the warp must arrive whole
     }
     __syncthreads();
-    store_segment<OUT, Q, V>(out, v, warp_off[warp], at.seg, at.lo, at.hi, full);
+    OUT* stage = nullptr;
+    if constexpr (Staged<IN, OUT>::value) {                     // blockDim x 32 bytes of dynamic shared memory
+        extern __shared__ __align__(32) unsigned char stage_bytes[];
+        stage = reinterpret_cast<OUT*>(stage_bytes) + warp * 32 * V;
+    }
+    store_segment<IN, OUT, Q, V>(out, v, warp_off[warp], at.seg, at.lo, at.hi, full, stage);
 }

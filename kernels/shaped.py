@@ -38,15 +38,15 @@ SCAN_SUMS = 16                                # sums a thread of a segmented sca
 ROW_SCAN_VECTORS = (4, 8, 16)                 # row_scan's instances: 16-byte vectors of sums a thread
 ROW_SCAN_THREADS = (128, 256, 512, 1024)
 ROW_SCAN_WASTE = 0.10                         # the most of a row's tiles left idle past its end
-# vectors a thread where the sums are wider than the input: float32 into float64 ran 0.12 / 0.46 ms at 2^24 / 2^26 in
-# 128 x 8 against 0.14 / 0.52 in the float64 vector's tuned 128 x 16 (H100, bench/results/h100/row_scan.json and
-# shapes_prefix_sums_uncapped.json); int32 into float64 and uint16 into float32 ran fastest at 8 or 4 too
+# vectors a thread where the sums are wider than the input: float32 and int32 into float64 ran 0.108-0.110 ms at 2^24 in
+# 8 vectors a thread against 0.126-0.128 in 16, the float64 vector's tuned count (H100, bench/results/h100/row_scan.json);
+# uint16 into int32 and float32 fastest at 8 and 4 too
 ROW_SCAN_WIDENING_VECTORS = 8
-# the pairs row_scan takes: those it ran faster than the segmented scan, by 1.04-1.26x, on the H100 both at a 2^24
-# vector and at 3 rows of 4194305 (bench/results/h100/row_scan.json); from uint8, from uint16 into all but float32,
-# and int32 into int64 it ran 0.57-1.0x as fast (64-bit integer scans, wide stores of narrow loads): segmented
+# the pairs row_scan takes: those it ran faster than the segmented scan, by 1.04-1.29x, on the H100 both at a 2^24
+# vector and at 3 rows of 4194305 (bench/results/h100/row_scan.json); from uint8, from uint16 into 8-byte sums and
+# int32 into int64 it ran 0.57-0.97x as fast (64-bit integer scans, wide stores of narrow loads): segmented
 ROW_SCAN_PAIRS = frozenset({("int32", "int32"), ("int32", "float64"), ("int64", "int64"), ("float32", "float32"),
-                            ("float32", "float64"), ("float64", "float64"), ("uint16", "float32")})
+                            ("float32", "float64"), ("float64", "float64"), ("uint16", "int32"), ("uint16", "float32")})
 TRANSPOSE_TILE = 64
 CHUNK = 128                                   # columns a strip's chunk covers (32 lanes x 4)
 STRIP_SHAPES = ((4, 4), (4, 8), (8, 2), (8, 4), (8, 8), (16, 2), (16, 4))   # (warps, rows a warp)
@@ -157,8 +157,9 @@ def row_scan_plan(n: int, length: int, src: str, dst: str, threads: int, vectors
                                         f"{takes}, at most {MAX_BLOCK_VECTORS} a block, got {threads} x {vectors}")
     per_row = row_tiles(length, rows, tile_elements(threads, vectors, eout), ein)
     status = rows * per_row * status_word_bytes(dst)
+    stage = threads * 32 if eout == 2 * ein else 0       # lookback_scan.cuh's Staged stores: a lane's 32 bytes
     return Plan({"a": n * ein, "out": n * eout, "counter": 4, "status": status}, (next_epoch_launch(), Launch(
-        f"row_scan_{CODE[src]}_{CODE[dst]}_q{vectors}", rows * per_row, threads,
+        f"row_scan_{CODE[src]}_{CODE[dst]}_q{vectors}", rows * per_row, threads, dynamic_shared=stage,
         args=(Array("a"), Array("out"), Scalar(length, "int64"), Scalar(per_row, "int64"), Array("counter"),
               Array("status"), HostValue("epoch", "uint32")),
         accesses=(Access("a", n * ein), Access("status", 2 * status), Access("out", n * eout, write=True)),
