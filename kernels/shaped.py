@@ -38,9 +38,9 @@ SCAN_SUMS = 16                                # sums a thread of a segmented sca
 ROW_SCAN_VECTORS = (4, 8, 16)                 # row_scan's instances: 16-byte vectors of sums a thread
 ROW_SCAN_THREADS = (128, 256, 512, 1024)
 ROW_SCAN_WASTE = 0.10                         # the most of a row's tiles left idle past its end
-# vectors a thread where the sums are wider than the input: float32 and int32 into float64 ran 0.108-0.110 ms at 2^24 in
-# 8 vectors a thread against 0.126-0.128 in 16, the float64 vector's tuned count (H100, bench/results/h100/row_scan.json);
-# uint16 into int32 and float32 fastest at 8 and 4 too
+# vectors a thread where the sums are wider than the input: float32 and int32 into float64 ran 0.108-0.110 ms at
+# 2^24 in 8 vectors a thread against 0.126-0.128 in 16, the float64 vector's tuned count (H100,
+# bench/results/h100/row_scan.json); uint16 into int32 and float32 fastest at 8 and 4 too
 ROW_SCAN_WIDENING_VECTORS = 8
 # the pairs row_scan takes: those it ran faster than the segmented scan, by 1.04-1.29x, on the H100 both at a 2^24
 # vector and at 3 rows of 4194305 (bench/results/h100/row_scan.json); from uint8, from uint16 into 8-byte sums and
@@ -127,9 +127,9 @@ def row_scan_vectors(src_itemsize: int, dst_itemsize: int) -> tuple[int, ...]:
 
 def row_scan_shape(length: int, rows: int, src_itemsize: int, dst_itemsize: int, threads: int,
                    vectors: int) -> tuple[int, int] | None:
-    """The largest row_scan tile, at most ``threads`` x ``vectors``'s (the tuned vector scan's block; of equal tiles,
-    the thread count nearest its), that leaves at most ROW_SCAN_WASTE of a row idle; None where even the smallest does not (rows
-    shorter than a few tiles: the segmented scan packs those)."""
+    """The largest row_scan tile, at most ``threads`` x ``vectors``'s (the tuned vector scan's block; of equal
+    tiles, the thread count nearest its), that leaves at most ROW_SCAN_WASTE of a row idle; None where even the
+    smallest does not (rows shorter than a few tiles: the segmented scan packs those)."""
     shapes = sorted(((t, v) for t in ROW_SCAN_THREADS for v in row_scan_vectors(src_itemsize, dst_itemsize)
                      if t * v <= min(threads * vectors, MAX_BLOCK_VECTORS)),
                     key=lambda s: (-s[0] * s[1], abs(s[0].bit_length() - threads.bit_length())))

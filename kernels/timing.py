@@ -42,7 +42,7 @@ class Device:
 
 _FLUSH = {}
 _HOLD_NS = 300_000
-WARMUP_MS = 25.0      # of the timed work itself before the repeats (triton's do_bench warms 25 ms too)
+WARMUP_MS = 25.0      # of the timed work itself before the repeats
 
 
 @functools.lru_cache(maxsize=None)
@@ -112,9 +112,9 @@ def round_robin(runs, rounds: int) -> list[list[float]]:
 def warm_up(run, runs: int = 3, ms: float = WARMUP_MS) -> int:
     """Run ``run()`` at least ``runs`` times and until it has kept the GPU busy for ``ms``; the runs made.
 
-    A GPU left idle (a compile, the host's work between cases) slows its clocks, and a few runs of a short
-    kernel do not bring them back: on the H100 the first median of 15 of a 2^24 prefix sum in a process read
-    102 µs after three warm-up runs, the next two 65 µs; the first case of a bench read 4.4x its later time.
+    Three runs of a short kernel were not enough: on the H100 the first median of 15 of a 2^24 prefix sum in a
+    fresh process read 102 µs after three warm-up runs, the next two medians 65 µs (a GPU left idle, by a
+    compile or the host's work between cases, is slow to come back to speed). 25 ms is triton's do_bench's.
     """
     cp = cupy()
     start, stop = cp.cuda.Event(), cp.cuda.Event()
