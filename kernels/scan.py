@@ -191,6 +191,17 @@ def tile_elements(threads: int, vectors: int, itemsize: int) -> int:
     return threads * vectors * 16 // itemsize
 
 
+def lookback_scan_plan(function: str, source: str, tiles: int, threads: int, in_bytes: int, out_bytes: int, dst: str,
+                       args: tuple, dynamic_shared: int = 0) -> Plan:
+    """One launch of lookback_scan.cuh's scan (scan.cu's vector, shaped.cu's rows): ``tiles`` blocks each load their
+    tile in one round and meet their predecessors through status words, written and read once a tile."""
+    status = 2 * tiles * status_word_bytes(dst)
+    return Plan({"a": in_bytes, "out": out_bytes, "counter": 4, "status": status}, (next_epoch_launch(), Launch(
+        function, tiles, threads, dynamic_shared=dynamic_shared, args=args,
+        accesses=(Access("a", in_bytes), Access("status", status), Access("out", out_bytes, write=True)),
+        rounds=1, chain=0, atomics=1, source=source)))
+
+
 class LookbackScan(_ScanBase):
     """Beyond the seeds: inclusive prefix sums in one pass with decoupled look-back (any n).
 
@@ -220,15 +231,11 @@ class LookbackScan(_ScanBase):
     def launch_plan(self, size, dtype, params, case):
         """One launch; a tile loads its vectors in one round, then waits one flag hop for its predecessor."""
         e = np.dtype(dtype).itemsize
-        tiles = cdiv(size, self.tile(params, e))
-        status = 2 * tiles * status_word_bytes(dtype)
-        return Plan({"a": size * e, "out": size * e, "counter": 4, "status": status},
-                    (next_epoch_launch(),
-                     Launch(f"scan_lookback_{suffix(dtype)}_q{params['vectors']}", tiles, params["threads"],
-                            args=(Array("a"), Array("out"), Scalar(size, "int64"), Array("counter"), Array("status"),
-                                  HostValue("epoch", "uint32"), Scalar(params["skew"], "uint32")),
-                            accesses=(Access("a", size * e), Access("status", status), Access("out", size * e, write=True)),
-                            rounds=1, chain=0, atomics=1, source=SOURCE)))
+        return lookback_scan_plan(
+            f"scan_lookback_{suffix(dtype)}_q{params['vectors']}", SOURCE, cdiv(size, self.tile(params, e)),
+            params["threads"], size * e, size * e, dtype,
+            (Array("a"), Array("out"), Scalar(size, "int64"), Array("counter"), Array("status"),
+             HostValue("epoch", "uint32"), Scalar(params["skew"], "uint32")))
 
     def bind(self, data, dtype, **case):
         inputs = super().bind(data, dtype, **case)

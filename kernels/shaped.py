@@ -24,7 +24,7 @@ from ..costmodel.physical.launch import Access, Array, HostValue, Launch, Plan, 
 from .base import Inputs, cdiv, status_word_bytes
 from .device import sources_hash
 from .executor import next_epoch_launch, run_plan
-from .scan import MAX_BLOCK_VECTORS, tile_elements
+from .scan import MAX_BLOCK_VECTORS, lookback_scan_plan, tile_elements
 
 SOURCE = "shaped.cu"
 CODE = {"uint8": "u8", "uint16": "u16", "int32": "i32", "int64": "i64", "uint64": "u64", "float32": "f32",
@@ -156,14 +156,11 @@ def row_scan_plan(n: int, length: int, src: str, dst: str, threads: int, vectors
         raise ParameterError("vectors", f"row_scan of {src} in {dst} takes threads {ROW_SCAN_THREADS} by vectors "
                                         f"{takes}, at most {MAX_BLOCK_VECTORS} a block, got {threads} x {vectors}")
     per_row = row_tiles(length, rows, tile_elements(threads, vectors, eout), ein)
-    status = rows * per_row * status_word_bytes(dst)
     stage = threads * 32 if eout == 2 * ein else 0       # lookback_scan.cuh's Staged stores: a lane's 32 bytes
-    return Plan({"a": n * ein, "out": n * eout, "counter": 4, "status": status}, (next_epoch_launch(), Launch(
-        f"row_scan_{CODE[src]}_{CODE[dst]}_q{vectors}", rows * per_row, threads, dynamic_shared=stage,
-        args=(Array("a"), Array("out"), Scalar(length, "int64"), Scalar(per_row, "int64"), Array("counter"),
-              Array("status"), HostValue("epoch", "uint32")),
-        accesses=(Access("a", n * ein), Access("status", 2 * status), Access("out", n * eout, write=True)),
-        rounds=1, chain=0, atomics=1, source=SOURCE)))
+    return lookback_scan_plan(
+        f"row_scan_{CODE[src]}_{CODE[dst]}_q{vectors}", SOURCE, rows * per_row, threads, n * ein, n * eout, dst,
+        (Array("a"), Array("out"), Scalar(length, "int64"), Scalar(per_row, "int64"), Array("counter"),
+         Array("status"), HostValue("epoch", "uint32")), dynamic_shared=stage)
 
 
 def strips_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warps: int, rows: int) -> Plan:

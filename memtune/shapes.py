@@ -197,12 +197,12 @@ def _scan_plan(req: Request, device: str | None):
     from .kernels import shaped
 
     outer, length, _ = _layout(req)
-    n, itemsize = outer * length, np.dtype(req.dst).itemsize
+    n, ein, eout = outer * length, np.dtype(req.src).itemsize, np.dtype(req.dst).itemsize
     if req.family == "prefix_sums" and (req.src, req.dst) in shaped.ROW_SCAN_PAIRS:
-        threads, vectors = _vector_scan_block(n, itemsize, device)
-        if itemsize > np.dtype(req.src).itemsize:
+        threads, vectors = _vector_scan_block(n, eout, device)
+        if eout > ein:
             vectors = min(vectors, shaped.ROW_SCAN_WIDENING_VECTORS)
-        block = shaped.row_scan_shape(length, outer, np.dtype(req.src).itemsize, itemsize, threads, vectors)
+        block = shaped.row_scan_shape(length, outer, ein, eout, threads, vectors)
         if block is not None:
             return shaped.row_scan_plan(n, length, req.src, req.dst, *block)
     return shaped.scan_plan(n, length, req.src, req.dst, req.family == "sum")
