@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from memtune import tuner
-from memtune.studies.base import distinct, relative_error
+from memtune.studies.base import analyse, distinct, relative_error
 from memtune.studies.fidelity import predicted_held_out
 
 HERE = Path(__file__).resolve().parents[1]
@@ -24,7 +24,7 @@ print("held-out grids:", len(held), "configs; median %.3f, p90 %.3f" % (held.err
 # development: the studies' analysed CSVs, each configuration once (studies.base.distinct)
 devs = []
 for name in ("conv_matmul", "dmm_permutation", "hmm_permutation", "rap", "sat", "scan"):
-    f = pd.read_csv(f"{root}/studies/results/h100/{name}.csv", keep_default_na=False, na_values=[""])
+    f = analyse(pd.read_csv(f"{root}/studies/results/h100/{name}.csv", keep_default_na=False, na_values=[""]), model)
     once = distinct(f).relative_error
     devs.append(once)
     print(f"  {name}: {int(f.relative_error.notna().sum())} rows, {len(once)} distinct, median {once.median():.3f}")

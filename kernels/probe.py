@@ -16,6 +16,7 @@ import numpy as np
 from ..costmodel.physical.machine import PARAMETERS, KernelResources, MachineFile, Quantity
 
 from .device import cupy, function, launch
+from . import timing
 from .timing import Device
 
 SOURCE = "probe.cu"
@@ -112,6 +113,27 @@ def copy_bandwidth() -> list[float]:
     b = cp.empty_like(a)
     times = _event_ms(lambda k: cp.copyto(b, a))
     return [2 * a.nbytes / (t * 1e-3) / 1e9 for t in times]
+
+
+def l2_dirty_bytes(copy_gbps: float, pairs: int = 21) -> list[float]:
+    """Bytes of dirty lines the harness's flush (:func:`.timing.flush_l2`, a write of twice the L2) leaves in the
+    L2: a copy of the L2's size timed after it, less the same copy after the flush and a read of its buffer
+    (which writes the dirty lines back untimed), times the copy bandwidth; each pair in turn, after the hold."""
+    cp = cupy()
+    a = cp.ones(Device.current().l2_bytes // 4, np.float32)
+    b = cp.empty_like(a)
+    cp.copyto(b, a)
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+
+    def timed(clean: bool) -> float:
+        timing.flush_l2(clean)
+        timing.hold_gpu()
+        start.record()
+        cp.copyto(b, a)
+        stop.record()
+        stop.synchronize()
+        return cp.cuda.get_elapsed_time(start, stop)
+    return [(timed(False) - timed(True)) * 1e-3 * copy_gbps * 1e9 for _ in range(pairs)]
 
 
 def clock_ghz() -> list[float]:
@@ -325,6 +347,8 @@ def probe(functions=(), log=lambda message: None) -> MachineFile:
     values["l2_bytes"], notes = l2_size(values["l2_latency"].value, values["dram_latency"].value, l2_attr)
     values["l2_bandwidth"] = _summary(read_bandwidth(int(values["l2_bytes"].value) // 4 // 4096 * 4096, 20, sms * 4),
                                       "GB/s", PARAMETERS["l2_bandwidth"][1])
+    values["l2_dirty_bytes"] = _summary(l2_dirty_bytes(values["copy_bandwidth"].value), "B",
+                                        PARAMETERS["l2_dirty_bytes"][1])
     log("probe: latencies and L2")
     values["clock"] = _summary(clock_ghz(), "GHz", PARAMETERS["clock"][1])
     values["shared_latency"] = _summary(shared_latency(), "cycle", PARAMETERS["shared_latency"][1])

@@ -65,13 +65,17 @@ def hold_gpu(ns: int | None = None) -> None:
     _hold_kernel()((1,), (1,), (np.uint64(_HOLD_NS if ns is None else ns),))
 
 
-def flush_l2() -> None:
-    """Write a buffer of twice the L2 so the next kernel finds no input in the cache."""
+def flush_l2(clean: bool = False) -> None:
+    """Write a buffer of twice the L2 so the next kernel finds no input in the cache. That leaves the L2 full
+    of the buffer's lines, some dirty, which the next kernel's first new lines write back to DRAM (the
+    machine's ``l2_dirty_bytes``); ``clean`` then reads the buffer, so the L2 holds clean lines instead."""
     cp = cupy()
     dev = cp.cuda.Device().id
     if dev not in _FLUSH:
         _FLUSH[dev] = cp.empty(2 * Device.current().l2_bytes // 4 + 1, dtype=np.float32)
     _FLUSH[dev].fill(1.0)
+    if clean:
+        _FLUSH[dev].sum()
 
 
 def measure(kernel: Kernel, inputs: Inputs, repeats: int = 20, warmup: int = 3, flush: bool | None = None,

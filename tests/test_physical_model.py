@@ -21,7 +21,7 @@ H100 = physical.load("H100")
 def toy(**over) -> MachineFile:
     """A round-number machine: 1 byte/ns, 100 ns DRAM latency, 2 SMs."""
     v = {"copy_bandwidth": 1.0, "dram_read_bandwidth": 1.0, "dram_latency": 100.0, "l2_latency": 50.0,
-         "l2_bytes": 1e3, "l2_bandwidth": 4.0, "shared_bandwidth": 128.0, "shared_latency": 20.0, "banks": 32,
+         "l2_bytes": 1e3, "l2_bandwidth": 4.0, "l2_dirty_bytes": 0.0, "shared_bandwidth": 128.0, "shared_latency": 20.0, "banks": 32,
          "bank_bytes": 4, "clock": 1.0, "launch_overhead": 5.0, "launch_gap": 2.0, "flag_round_trip": 400.0,
          "launch_per_array": 0.5, "launch_per_scalar": 1.0, "block_launch": 10.0, "warp_launch": 1.0, "atomic_interval": 2.0,
          "fma_f32": 1000.0, "fma_f64": 500.0, "sms": 2, "threads_per_sm": 2048, "blocks_per_sm": 32,
@@ -145,6 +145,22 @@ def test_l2_serves_what_was_touched_while_it_fits():
     casual = L.Plan(big.arrays, (L.Launch("f", 1, 32, accesses=(L.Access("b", 320, write=True, casual=True),)),))
     assert L.serve(casual, 1000, ecc=True)[0].dram == 640       # ECC: a partial-sector write reads its sector
     assert L.serve(casual, 1000, ecc=False)[0].dram == 320
+
+
+def test_dirty_lines_of_the_flush_are_written_back_by_the_first_new_lines():
+    """The harness's flush leaves 300 of the L2's 1000 bytes dirty; new lines replace the L2's evenly."""
+    plan = L.Plan({"a": 400, "b": 400}, (L.Launch("f", 1, 32, accesses=(L.Access("a", 400), L.Access("b", 400, write=True))),
+                                          L.Launch("f", 1, 32, accesses=(L.Access("b", 400), L.Access("a", 400, write=True)))))
+    first, second = L.serve(plan, 1000, ecc=True, dirty=300)
+    assert (first.dram, first.l2) == (400 + 300 * 800 / 1000, 400)     # 800 new bytes replace 80 % of the dirty lines
+    assert (second.dram, second.l2) == (0, 800)                          # a and b resident: nothing new comes in
+    stream = L.Plan({"a": 3000, "b": 3000}, (L.Launch("f", 1, 32, accesses=(L.Access("a", 3000),
+                                                                             L.Access("b", 3000, write=True))),))
+    assert L.serve(stream, 1000, ecc=True, dirty=300)[0].dram == 6000 + 300   # past the L2's size: all of it, once
+    cached = L.Plan({"a": 400}, (L.Launch("f", 1, 32, accesses=(L.Access("a", 400), L.Access("a", 200, cached=True))),))
+    assert L.serve(cached, 1000, ecc=True, dirty=300)[0].dram == 400 + 120     # re-reads bring no new line
+    t0 = L.run_time_ns(stream, toy(), hold_ns=0)
+    assert L.run_time_ns(stream, toy(l2_dirty_bytes=300.0), hold_ns=0) == pytest.approx(t0 + 300)  # 1 byte/ns
 
 
 def test_permutation_stages_from_the_simulator():

@@ -39,6 +39,7 @@ def test_probed_values_are_physical(probed):
     assert 100 < v["l2_latency"] < v["dram_latency"] < 2000      # ns
     assert 0.5 * props["l2CacheSize"] < v["l2_bytes"] < 1.5 * props["l2CacheSize"]
     assert v["dram_read_bandwidth"] < v["l2_bandwidth"]
+    assert 0.05 * v["l2_bytes"] < v["l2_dirty_bytes"] < v["l2_bytes"]   # the flush leaves some, at most all, lines dirty
     assert 0.5 < v["clock"] < 3.0
     assert 10 < v["shared_latency"] < 100                        # cycles
     # one shared wavefront of 128 bytes per cycle per SM is the ceiling

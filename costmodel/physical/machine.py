@@ -55,6 +55,9 @@ PARAMETERS = {
     "l2_latency": ("ns", "dependent-load chase over 4 MiB (L2-resident), one thread"),
     "l2_bytes": ("B", "footprint where the chase latency is half-way from the L2's to the DRAM's"),
     "l2_bandwidth": ("GB/s", "16-byte loads over a quarter of the L2, repeated passes"),
+    "l2_dirty_bytes": ("B", "dirty bytes the timing harness's L2 flush leaves: a copy of the L2 attribute's size timed "
+                            "after the flush, less the same after the flush and a read of its buffer, times the copy "
+                            "bandwidth"),
     "shared_bandwidth": ("B/ns/SM", "every warp reading shared memory at a stride of one word"),
     "shared_latency": ("cycle", "dependent-load chase in shared memory, clock64"),
     "banks": ("1", "word stride from which a warp's shared access stops slowing (the conflict degree saturates)"),
