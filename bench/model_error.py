@@ -1,22 +1,32 @@
 """The physical model's relative error on the held-out off-ladder grids and on the studies (development),
 each distinct configuration counted once (Table 5.3's repeated random rows once). CPU only.
-Run: ``python bench/model_error.py [ROOT]`` (ROOT: the tree whose studies/results/h100 are read; default
-this one). To compare a model change, run it under an install of each commit.
+Run: ``python bench/model_error.py [ROOT] [--without PARAMETER ...]`` (ROOT: the tree whose studies/results/h100
+are read; default this one; ``--without``: that machine parameter set to 0, to see what its term does).
+To compare a model change, run it under an install of each commit.
 """
+import argparse
 import json
-import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from memtune import tuner
+from memtune.costmodel.physical.machine import Quantity
 from memtune.studies.base import analyse, distinct, relative_error
 from memtune.studies.fidelity import predicted_held_out
 
 HERE = Path(__file__).resolve().parents[1]
-root = sys.argv[1] if len(sys.argv) > 1 else str(HERE)
+parser = argparse.ArgumentParser(description=__doc__)
+parser.add_argument("root", nargs="?", default=str(HERE))
+parser.add_argument("--without", action="append", default=[], metavar="PARAMETER")
+args = parser.parse_args()
+root = args.root
 model = tuner.load_model("NVIDIA H100 80GB HBM3")
+if args.without:
+    zeroed = {k: Quantity(0.0, model.machine.values[k].unit) for k in args.without}
+    model = type(model)(replace(model.machine, values={**model.machine.values, **zeroed}))
 held = predicted_held_out(HERE / "bench/results/h100/offladder/offladder_grid.csv", model)
 held["error"] = relative_error(held.predicted_ms, held.median_ms)
 print("held-out grids:", len(held), "configs; median %.3f, p90 %.3f" % (held.error.median(), held.error.quantile(.9)),
@@ -73,3 +83,34 @@ for label, pairs in (("shaped kernels, development (sat_tiles.py)", developed())
     e = shaped_errors(pairs)
     print(f"{label}: {len(e)} configs; median {e.median():.3f}, p90 {e.quantile(.9):.3f}",
           {f"{k} {t}": round(float(v), 3) for (k, t), v in e.groupby(level=[0, 1]).median().items()})
+
+
+def scan_plan_errors() -> pd.Series:
+    """Prefix sums along the last axis (bench/shapes.py's ``plans``: the segmented scan and every row-scan block,
+    measured after the model was fixed): each way's error, rebuilt on the current model."""
+    from memtune import shapes
+    from memtune.costmodel.physical import launch as L
+    from memtune.kernels import shaped
+
+    errors = {}
+    for r in json.loads((HERE / "bench/results/h100/shapes.json").read_text())["rows"]:
+        if r["family"] != "prefix_sums" or "plans" not in r:
+            continue
+        a = np.broadcast_to(np.zeros(1, r["dtype"]), tuple(r["shape"]))     # a shape and a type, no memory
+        req = shapes.request("prefix_sums", a, {**r["options"], "dtype": r["out_dtype"]})
+        outer, length, _ = shapes._layout(req)
+        n, sizes = outer * length, (np.dtype(req.src).itemsize, np.dtype(req.dst).itemsize)
+        plans = {"segmented": shaped.scan_plan(n, length, req.src, req.dst, False)}
+        plans |= {f"row_scan_t{t}_q{v}": shaped.row_scan_plan(n, length, req.src, req.dst, t, v)
+                  for t, v in shaped.row_scan_blocks(length, outer, *sizes)}
+        for name, plan in plans.items():
+            if name in r["plans"]:
+                ms = r["plans"][name]["ms"]
+                way = "segmented" if name == "segmented" else "row_scan"
+                errors[(way, str(r["shape"]), r["dtype"], name)] = abs(L.run_time_ns(plan, model.machine) * 1e-6 - ms) / ms
+    return pd.Series(errors, dtype=float)
+
+
+e = scan_plan_errors()
+print(f"scans along the last axis, held out (shapes.json plans): {len(e)} configs; median {e.median():.3f}",
+      {k: round(float(v), 3) for k, v in e.groupby(level=0).median().items()})

@@ -152,13 +152,17 @@ def test_dirty_lines_of_the_flush_are_written_back_by_the_first_new_lines():
     plan = L.Plan({"a": 400, "b": 400}, (L.Launch("f", 1, 32, accesses=(L.Access("a", 400), L.Access("b", 400, write=True))),
                                           L.Launch("f", 1, 32, accesses=(L.Access("b", 400), L.Access("a", 400, write=True)))))
     first, second = L.serve(plan, 1000, ecc=True, dirty=300)
-    assert (first.dram, first.l2) == (400 + 300 * 800 / 1000, 400)     # 800 new bytes replace 80 % of the dirty lines
-    assert (second.dram, second.l2) == (0, 800)                          # a and b resident: nothing new comes in
+    assert (first.dram, first.l2, first.writeback) == (400, 400, 300 * 800 / 1000)   # 800 new bytes: 80 % of the lines
+    assert (second.dram, second.l2, second.writeback) == (0, 800, 0)     # a and b resident: nothing new comes in
     stream = L.Plan({"a": 3000, "b": 3000}, (L.Launch("f", 1, 32, accesses=(L.Access("a", 3000),
                                                                              L.Access("b", 3000, write=True))),))
-    assert L.serve(stream, 1000, ecc=True, dirty=300)[0].dram == 6000 + 300   # past the L2's size: all of it, once
+    assert L.serve(stream, 1000, ecc=True, dirty=300)[0].dram_moved == 6000 + 300   # past the L2's size: all, once
     cached = L.Plan({"a": 400}, (L.Launch("f", 1, 32, accesses=(L.Access("a", 400), L.Access("a", 200, cached=True))),))
-    assert L.serve(cached, 1000, ecc=True, dirty=300)[0].dram == 400 + 120     # re-reads bring no new line
+    assert L.serve(cached, 1000, ecc=True, dirty=300)[0].writeback == 120     # re-reads bring no new line
+    tiny = L.Plan({"c": 4}, (L.Launch("f", 1, 32, accesses=(L.Access("c", 4, write=True),), rounds=1),))
+    dirty, clean = (L.launch_time(tiny.launches[0], L.serve(tiny, 1000, ecc=True, dirty=d)[0], toy()) for d in (300, 0))
+    assert dirty.latency_ns == clean.latency_ns       # a write kept in the L2 waits an L2 latency, write-back or not
+    assert dirty.memory_ns == pytest.approx(clean.memory_ns + 300 * 4 / 1000)     # the write-back takes bandwidth
     t0 = L.run_time_ns(stream, toy(), hold_ns=0)
     assert L.run_time_ns(stream, toy(l2_dirty_bytes=300.0), hold_ns=0) == pytest.approx(t0 + 300)  # 1 byte/ns
 

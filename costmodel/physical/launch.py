@@ -168,10 +168,16 @@ class Plan:
 
 @dataclass(frozen=True)
 class Served:
-    """Where one launch's bytes come from."""
+    """Where one launch's bytes come from, and the other buffer's dirty lines its new lines write back
+    (DRAM bytes that take bandwidth but hold no load of the kernel's up)."""
 
     dram: float
     l2: float
+    writeback: float = 0.0
+
+    @property
+    def dram_moved(self) -> float:
+        return self.dram + self.writeback
 
 
 @dataclass(frozen=True)
@@ -204,7 +210,7 @@ def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0) -> list[Se
     fits = sum(plan.arrays.values()) <= l2_bytes   # an L2 that holds the whole run keeps its writes until after it
     out = []
     for launch in plan.launches:
-        dram = l2 = 0.0
+        dram = l2 = writeback = 0.0
         for a in launch.accesses:
             size = plan.arrays.get(a.array, a.bytes)
             resident = a.array in last_touch and clock - last_touch[a.array] + size <= l2_bytes
@@ -214,12 +220,12 @@ def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0) -> list[Se
                 dram += a.bytes * (2 if (a.write and a.casual and ecc) else 1)
             if not (a.cached or resident):
                 new = min(a.bytes, l2_bytes - replaced)
-                dram += dirty * new / l2_bytes
+                writeback += dirty * new / l2_bytes
                 replaced += new
         for a in launch.accesses:
             clock += min(a.bytes, plan.arrays.get(a.array, a.bytes))
             last_touch[a.array] = clock
-        out.append(Served(dram, l2))
+        out.append(Served(dram, l2, writeback))
     return out
 
 
@@ -261,7 +267,7 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     fma = machine["fma_f64" if launch.fp64 else "fma_f32"]
     wavefront_ns = 1.0 / machine["clock"]                # one shared wavefront per cycle per SM
     block_ns = machine["block_launch"] + launch.warps * machine["warp_launch"]
-    per_block_dram, per_block_l2 = served.dram / grid, served.l2 / grid
+    per_block_dram, per_block_l2 = served.dram_moved / grid, served.l2 / grid
     wavefronts = launch_wavefronts(launch, machine)
     # a warp issues one instruction per cycle and waits for its own shared wavefronts, so one block's
     # critical path also holds its warps' share of the FMAs and wavefronts: what few warps cannot hide
@@ -377,7 +383,7 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
 
     def wave(k):
         per_sm = -(-k // sms)
-        mem = sympy.nsimplify(k * t.served.dram / grid) / BETA + sympy.nsimplify(k * t.served.l2 / grid) / BETA2
+        mem = sympy.nsimplify(k * t.served.dram_moved / grid) / BETA + sympy.nsimplify(k * t.served.l2 / grid) / BETA2
         inst = sympy.nsimplify(per_sm * wavefronts) / SIGMA + \
             sympy.nsimplify(k * launch.flops * sms / min(k, sms)) / phi
         return mem, sympy.Max(inst, per_sm * block)
