@@ -5,8 +5,9 @@ For every family at three sizes no table recorded, the lookup's answer on the gi
 first (``offladder_answers.json``); then every configuration of every algorithm, and CuPy's own
 operations, are measured (``offladder_grid.csv``; output checked against numpy, medians of
 ``--repeats``); ``offladder.json`` holds, per case, the answer's measured time over the best's.
-Run: ``python bench/offladder.py --table tuner/tables/<device>.csv [--out DIR] [--repeats R] [--family F ...]``
-(``--family``: only those families' cases, after their rows were rebuilt).
+Run: ``python bench/offladder.py --table tuner/tables/<device>.csv [--out DIR] [--repeats R] [--family F ...]
+[--case FAMILY SIZE CASE ...]`` (``--family``: only those families' cases, after their rows were rebuilt;
+``--case``: cases of one's own instead, e.g. a held-out set recorded before a model change).
 
 ``--shaped``: the same check for the shaped kernels' block shapes (:mod:`memtune.tuner.shaped_tables`) at
 requests its ladder does not hold: the table's answer is written first (``shaped_answers.json``), then every
@@ -179,6 +180,9 @@ def main() -> None:
         p.add_argument("--recheck", type=Path, help="a folder of an earlier run: re-measure its answers and bests")
         p.add_argument("--rounds", type=int, default=7)
         p.add_argument("--family", nargs="+", help="only these families' cases")
+        p.add_argument("--case", nargs=3, action="append", metavar=("FAMILY", "SIZE", "CASE"),
+                       help="a case of one's own instead of CASES: the family, its size (a 2-D family's side "
+                            "squared) and its case as JSON, e.g. conv 2250000 '{\"v\": 1}'")
         p.add_argument("--shaped", action="store_true", help="the shaped kernels' block shapes instead of the families")
 
     args, out = setup(__doc__, repeats=10, extra=extra)
@@ -192,7 +196,8 @@ def main() -> None:
     table = tuner.LookupTable.read(args.table, must_exist=True)
     if args.shaped:
         return shaped_check(table, device, out, args.rounds, args.repeats)
-    cases = [c for c in CASES if not args.family or c[0] in args.family]
+    own = [(family, int(size), json.loads(case)) for family, size, case in args.case or ()]
+    cases = [c for c in (own or CASES) if not args.family or c[0] in args.family]
     answered = answers(table, device, cases)
     (out / "offladder_answers.json").write_text(json.dumps(answered, indent=1))
     rows, started = [], time.perf_counter()

@@ -8,6 +8,7 @@
 // ping_pong         two blocks hand a flag back and forth through global memory: the round trip a
 //                   look-back waits
 // fma_f32 / fma_f64 independent fused multiply-add chains: arithmetic throughput
+// fma_latency_f32 / _f64   one thread's single dependent fused multiply-add chain, in cycles: the latency
 // spin / empty      a kernel of known cycles (the clock) and one of no work (launch costs, and the
 //                   SM time per block: many waves of empty blocks)
 // empty_arrays / empty_scalars   no work, four arguments of one kind: the host cost of an argument
@@ -109,6 +110,26 @@ __device__ void fma_chains(int iters, T* out) {
 }
 extern "C" __global__ void fma_f32(int iters, float* out) { fma_chains<float>(iters, out); }
 extern "C" __global__ void fma_f64(int iters, double* out) { fma_chains<double>(iters, out); }
+
+// a and b come in as arguments so that nothing of the chain is known when compiling
+template <typename T>
+__device__ void fma_chain(int iters, T a, T b, T* out, long long* cycles) {
+    T x = (T)threadIdx.x;
+    const long long t0 = clock64();
+    for (int it = 0; it < iters; ++it) {
+#pragma unroll
+        for (int c = 0; c < 16; ++c) x = fma(x, a, b);
+    }
+    const long long t1 = clock64();
+    out[0] = x;
+    cycles[0] = t1 - t0;
+}
+extern "C" __global__ void fma_latency_f32(int iters, float a, float b, float* out, long long* cycles) {
+    fma_chain<float>(iters, a, b, out, cycles);
+}
+extern "C" __global__ void fma_latency_f64(int iters, double a, double b, double* out, long long* cycles) {
+    fma_chain<double>(iters, a, b, out, cycles);
+}
 
 extern "C" __global__ void spin(long long cycles) {
     long long t0 = clock64();

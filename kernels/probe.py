@@ -299,6 +299,19 @@ def fma_rate(dtype: str, sms: int) -> list[float]:
     return [grid * threads * iters * 8 * 2 / (t * 1e-3) / 1e9 for t in times]
 
 
+def fma_latency(dtype: str, iters: int = 20000) -> list[float]:
+    """Cycles (clock64) per fused multiply-add of one thread's single dependent chain of 16 x ``iters``."""
+    cp = cupy()
+    numpy_type = np.float32 if dtype == "f32" else np.float64
+    out, cycles = cp.zeros(1, numpy_type), cp.zeros(1, np.int64)
+    fn = function(SOURCE, f"fma_latency_{dtype}")
+    samples = []
+    for _ in range(5):
+        launch(fn, (1,), (1,), (np.int32(iters), numpy_type(0.999), numpy_type(0.001), out, cycles))
+        samples.append(int(cycles.get()[0]) / (16 * iters))
+    return samples
+
+
 def attributes() -> dict[str, Quantity]:
     cp = cupy()
     a = cp.cuda.Device().attributes
@@ -360,6 +373,8 @@ def probe(functions=(), log=lambda message: None) -> MachineFile:
     values["flag_round_trip"] = _summary(flag_round_trip(), "ns", PARAMETERS["flag_round_trip"][1])
     values["fma_f32"] = _summary(fma_rate("f32", sms), "GFLOP/s", PARAMETERS["fma_f32"][1])
     values["fma_f64"] = _summary(fma_rate("f64", sms), "GFLOP/s", PARAMETERS["fma_f64"][1])
+    for dtype, name in (("f32", "fma_latency"), ("f64", "fma_latency_f64")):
+        values[name] = _summary(fma_latency(dtype), "cycle", PARAMETERS[name][1])
     log("probe: launches, flags, arithmetic")
     ordered = {k: values[k] for k in PARAMETERS}
     return MachineFile(device_name(), ordered, kernel_resources(functions), "probe", notes)

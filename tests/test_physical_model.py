@@ -24,7 +24,7 @@ def toy(**over) -> MachineFile:
          "l2_bytes": 1e3, "l2_bandwidth": 4.0, "l2_dirty_bytes": 0.0, "shared_bandwidth": 128.0, "shared_latency": 20.0, "banks": 32,
          "bank_bytes": 4, "clock": 1.0, "launch_overhead": 5.0, "launch_gap": 2.0, "flag_round_trip": 400.0,
          "launch_per_array": 0.5, "launch_per_scalar": 1.0, "block_launch": 10.0, "warp_launch": 1.0, "atomic_interval": 2.0,
-         "fma_f32": 1000.0, "fma_f64": 500.0, "sms": 2, "threads_per_sm": 2048, "blocks_per_sm": 32,
+         "fma_f32": 1000.0, "fma_f64": 500.0, "fma_latency": 4.0, "fma_latency_f64": 8.0, "sms": 2, "threads_per_sm": 2048, "blocks_per_sm": 32,
          "registers_per_sm": 65536, "shared_per_sm": 102400, "shared_per_block": 49152,
          "reserved_shared_per_block": 1024, "max_threads_per_block": 1024, "ecc": 1, **over}
     return MachineFile("toy", {k: Quantity(float(x), PARAMETERS[k][0]) for k, x in v.items()},

@@ -50,6 +50,7 @@ def test_probed_values_are_physical(probed):
     assert 0.1 < v["atomic_interval"] < 100                     # ns: one L2 slice, not a round trip per atomic
     assert v["dram_latency"] < v["flag_round_trip"] < 10_000
     assert v["fma_f64"] < v["fma_f32"]
+    assert 2 <= v["fma_latency"] <= v["fma_latency_f64"] < 64    # cycles: a pipeline's depth, not a memory trip
 
 
 def test_every_planned_function_has_its_resources(probed):

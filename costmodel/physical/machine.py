@@ -76,6 +76,8 @@ PARAMETERS = {
     "flag_round_trip": ("ns", "two blocks handing a flag back and forth through global memory"),
     "fma_f32": ("GFLOP/s", "independent float32 fused multiply-add chains, full occupancy"),
     "fma_f64": ("GFLOP/s", "independent float64 fused multiply-add chains, full occupancy"),
+    "fma_latency": ("cycle", "one thread's single dependent chain of float32 fused multiply-adds, clock64"),
+    "fma_latency_f64": ("cycle", "one thread's single dependent chain of float64 fused multiply-adds, clock64"),
     "sms": ("1", "attribute"),
     "threads_per_sm": ("1", "attribute"),
     "blocks_per_sm": ("1", "attribute"),
