@@ -33,7 +33,9 @@ def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> P
     """``count`` h x w images (a square problem: n̄, n̄, 1). A tile with its halo into shared memory in one
     round; a thread's column of r outputs reads, for each of the 2v + 1 filter columns, the r + 2v inputs
     below it (conflict-free) and that column's 2v + 1 taps (a broadcast): one wavefront each a warp, so
-    r = 1 is CONV-DMM's two a tap."""
+    r = 1 is CONV-DMM's two a tap. On a column's critical path: one dependent shared round a filter column
+    (its loads issue together, unrolled) and each output's chain of (2v + 1)^2 FMAs into its accumulator
+    (the r outputs' chains run side by side)."""
     e, size = np.dtype(dtype).itemsize, h * w * count
     p, tile, r = params["p"], params["tile"], params["r"]
     tiles = cdiv(h, tile) * cdiv(w, tile) * count
@@ -51,7 +53,8 @@ def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> P
                                   Access("out", size * e, write=True)),
                         rounds=per_block * cdiv(halo, p), shared_wavefronts=per_block * wide * (
                             cdiv(halo, 32) + reads * cdiv(columns, 32)),
-                        shared_rounds=per_block * cdiv(columns, p) * reads / 2,
+                        shared_rounds=per_block * cdiv(columns, p) * k,
+                        fma_chain=per_block * cdiv(columns, p) * taps,
                         flops=per_block * 2 * taps * tile * tile, fp64=dtype == "float64", source=SOURCE),))
 
 

@@ -88,6 +88,26 @@ def test_launch_time_bandwidth_and_latency_bound_by_hand():
     assert float(expr) == pytest.approx(t.total_ns)
 
 
+def test_an_fma_chain_waits_the_probed_latency_and_the_convolution_counts_its_taps():
+    m = toy()            # 1 GHz: a cycle is a ns; FMA latency 4 cycles (float32), 8 (float64)
+    # one wave of 2 blocks walking 50 L2 rounds (nothing from DRAM), as above, plus 30 dependent FMAs each
+    chained = L.Launch("f", 2, 256, rounds=50, fma_chain=30)
+    t = L.launch_time(chained, L.Served(0, 0), m)
+    plain = L.launch_time(replace(chained, fma_chain=0), L.Served(0, 0), m)
+    assert t.total_ns == pytest.approx(plain.total_ns + 30 * 4)
+    assert L.launch_time(replace(chained, fp64=True), L.Served(0, 0), m).total_ns == pytest.approx(
+        L.launch_time(replace(chained, fma_chain=0, fp64=True), L.Served(0, 0), m).total_ns + 30 * 8)
+    assert float(L.launch_expr(t, m).subs(L.symbol_values(m))) == pytest.approx(t.total_ns)
+    # a 64 x 64 image, 3 x 3 filter, 32 x 32 tiles (4 blocks), 256 threads of r = 4 outputs: a block's 256
+    # columns in one pass, each 3 dependent shared rounds (one a filter column) and 9 FMAs into an accumulator
+    from memtune.kernels.conv_matmul import conv_plan
+
+    launch = conv_plan(64, 64, 1, 1, "float32", {"p": 256, "tile": 32, "r": 4, "d": 0}).launches[0]
+    assert (launch.blocks, launch.shared_rounds, launch.fma_chain) == (4, 3, 9)
+    two_passes = conv_plan(64, 64, 1, 1, "float32", {"p": 128, "tile": 32, "r": 4, "d": 1}).launches[0]
+    assert (two_passes.blocks, two_passes.shared_rounds, two_passes.fma_chain) == (1, 4 * 2 * 3, 4 * 2 * 9)
+
+
 def test_block_scheduling_atomics_and_host_arguments_by_hand():
     m = toy()
     # 64 blocks of 64 threads (2 warps) with 64 registers a thread: 16 resident a SM, two waves; each block

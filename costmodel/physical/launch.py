@@ -107,6 +107,8 @@ class Launch:
     shared_accesses: tuple = ()      # per block: SharedAccess patterns, counted in wavefronts at the machine's
                                      # banks and bank width (added to shared_wavefronts)
     shared_rounds: float = 0.0       # dependent shared accesses of one block
+    fma_chain: float = 0.0           # dependent fused multiply-adds of one block (an accumulator's chain), at
+                                     # the probed FMA latency each
     barriers: float = 0.0            # barrier intervals of one block: each ends one shared latency after its
                                      # last wavefront (the pipeline drains before the barrier lets go; see
                                      # SharedAccess.after for the other idle)
@@ -273,7 +275,7 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     # critical path also holds its warps' share of the FMAs and wavefronts: what few warps cannot hide
     warp_issue = (launch.flops / launch.warps / warp_flops(launch.fp64, machine)
                   + wavefronts / launch.warps) / machine["clock"]
-    wait = launch.rounds * latency + launch.shared_rounds * shared_latency
+    wait = launch.rounds * latency + launch.shared_rounds * shared_latency + fma_chain_ns(launch, machine)
     drain = launch_drain_cycles(launch, machine) / machine["clock"]
     lat = wait + drain + warp_issue
 
@@ -303,6 +305,11 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     chain = launch.chain * machine["flag_round_trip"] / 2
     total = body + chain
     return LaunchTime(launch, b, grid / concurrent, memory, latency_total, instruction, chain, total, served)
+
+
+def fma_chain_ns(launch: Launch, machine) -> float:
+    """The block's dependent FMAs, one probed FMA latency (cycles) each."""
+    return launch.fma_chain * machine["fma_latency_f64" if launch.fp64 else "fma_latency"] / machine["clock"]
 
 
 def launch_wavefronts(launch: Launch, machine) -> float:
@@ -341,18 +348,19 @@ def run_time_ns(plan: Plan, machine, times: list[LaunchTime] | None = None, hold
 
 
 # -- the symbolic form ----------------------------------------------------------------------------
-BETA, BETA2, LAT, LAT2, HOP, GAP, HOST, SIGMA, PHI, PHI64, BLOCK, WARP, ATOMIC = sympy.symbols(
-    "beta beta_L2 L L_2 h lambda_gap lambda_host sigma phi phi_64 b_0 b_w a", positive=True)
+BETA, BETA2, LAT, LAT2, HOP, GAP, HOST, SIGMA, PHI, PHI64, BLOCK, WARP, ATOMIC, FMA, FMA64 = sympy.symbols(
+    "beta beta_L2 L L_2 h lambda_gap lambda_host sigma phi phi_64 b_0 b_w a l_fma l_fma64", positive=True)
 SYMBOL_PARAMETERS = {BETA: "copy_bandwidth", BETA2: "l2_bandwidth", LAT: "dram_latency", LAT2: "l2_latency",
                      HOP: "flag_round_trip", GAP: "launch_gap", HOST: "launch_overhead", SIGMA: "clock",
                      PHI: "fma_f32", PHI64: "fma_f64", BLOCK: "block_launch", WARP: "warp_launch",
-                     ATOMIC: "atomic_interval"}
+                     ATOMIC: "atomic_interval", FMA: "fma_latency", FMA64: "fma_latency_f64"}
 SYMBOL_MEANING = {BETA: "copy bandwidth (bytes/ns)", BETA2: "L2 bandwidth (bytes/ns)", LAT: "DRAM latency (ns)",
                   LAT2: "L2 latency (ns)", HOP: "flag round trip (ns)", GAP: "launch gap (us)",
                   HOST: "host launch overhead (us)", SIGMA: "shared wavefronts per ns per SM (the clock, GHz)",
                   PHI: "float32 FMA rate (GFLOP/s = flop/ns)", PHI64: "float64 FMA rate (flop/ns)",
                   BLOCK: "SM time per block (ns)", WARP: "SM time per block per warp (ns)",
-                  ATOMIC: "same-address atomic interval (ns)"}
+                  ATOMIC: "same-address atomic interval (ns)", FMA: "dependent float32 FMA latency (cycles)",
+                  FMA64: "dependent float64 FMA latency (cycles)"}
 
 
 def symbol_values(machine) -> dict:
@@ -369,7 +377,8 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
     full, tail = divmod(grid, concurrent)
     lat_sym = LAT if t.served.dram > 0 else LAT2
     shared_lat = sympy.nsimplify(launch.shared_rounds * machine["shared_latency"]) / SIGMA
-    wait = sympy.nsimplify(launch.rounds) * lat_sym + shared_lat
+    fma_lat = sympy.nsimplify(launch.fma_chain) * (FMA64 if launch.fp64 else FMA) / SIGMA
+    wait = sympy.nsimplify(launch.rounds) * lat_sym + shared_lat + fma_lat
     drain = sympy.nsimplify(launch_drain_cycles(launch, machine)) / SIGMA
     phi = PHI64 if launch.fp64 else PHI
     per_warp_flops = WARP_LANES * 2 * (PHI64 / PHI if launch.fp64 else 1)
