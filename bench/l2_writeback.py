@@ -79,23 +79,23 @@ def device_l2() -> int:
 
 def predicted(device: str) -> list[dict]:
     """The physical model's ``dirty`` - ``clean`` (us) of every case: its prediction on the device's machine
-    file, less the same with no dirty lines."""
-    from dataclasses import replace
-
+    file, less the same with no dirty lines (the copy, a peer it does not plan: its write-back bytes as a read and a
+    write of the size would serve them, at the copy bandwidth)."""
     from memtune import tuner
-    from memtune.costmodel.physical.machine import Quantity
+    from memtune.costmodel.physical import launch as L
 
     model = tuner.load_model(device)
-    clean = type(model)(replace(model.machine, values={**model.machine.values, "l2_dirty_bytes": Quantity(0.0, "B")}))
+    clean, m = model.without("l2_dirty_bytes"), model.machine
     rows = []
     for size in SIZES:
         for name, params, case in CASES:
-            kernel = kernels.get(name if name != "cupy_copy" else "prefix_sums_lookback")
-            if name == "cupy_copy":          # a peer the model does not plan: its bytes are a read and a write
-                new = 2 * 4 * size
-                us = model.machine["l2_dirty_bytes"] * min(new, model.machine["l2_bytes"]) / model.machine[
-                    "l2_bytes"] / model.machine["copy_bandwidth"] * 1e-3
+            if name == "cupy_copy":
+                copy = L.Launch("copy", 1, 1, accesses=(L.Access("a", 4 * size), L.Access("b", 4 * size, write=True)))
+                served = L.serve(L.Plan({"a": 4 * size, "b": 4 * size}, (copy,)), m["l2_bytes"], False,
+                                 m["l2_dirty_bytes"])
+                us = served[0].writeback / m["copy_bandwidth"] * 1e-3
             else:
+                kernel = kernels.get(name)
                 us = 1e3 * (model.predict_ms(kernel, size, "float32", params, case)
                             - clean.predict_ms(kernel, size, "float32", params, case))
             rows.append({"kernel": name, "size": size, "predicted_us": us})
@@ -109,6 +109,7 @@ def main() -> None:
     parser.add_argument("--predict", metavar="DEVICE", help="write the model's dirty - clean of every case (CPU)")
     args = parser.parse_args()
     if args.predict:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
         out = Path(args.out) / "l2_writeback_predicted.json"
         out.write_text(json.dumps({"device": args.predict, "rows": predicted(args.predict)}, indent=1))
         print(f"wrote {out}")

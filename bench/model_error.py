@@ -6,14 +6,12 @@ To compare a model change, run it under an install of each commit.
 """
 import argparse
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from memtune import tuner
-from memtune.costmodel.physical.machine import Quantity
 from memtune.studies.base import analyse, distinct, relative_error
 from memtune.studies.fidelity import predicted_held_out
 
@@ -24,9 +22,7 @@ parser.add_argument("--without", action="append", default=[], metavar="PARAMETER
 args = parser.parse_args()
 root = args.root
 model = tuner.load_model("NVIDIA H100 80GB HBM3")
-if args.without:
-    zeroed = {k: Quantity(0.0, model.machine.values[k].unit) for k in args.without}
-    model = type(model)(replace(model.machine, values={**model.machine.values, **zeroed}))
+model = model.without(*args.without)
 # held out: the off-ladder family grids; a family whose kernels changed since was measured again at the same
 # sizes (conv_rebuilt: conv_hmm gained r; sat_tiles: the SAT family gained its tiles), and that grid stands for it
 OFFLADDER = HERE / "bench/results/h100/offladder"

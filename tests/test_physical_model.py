@@ -290,3 +290,14 @@ def test_few_warps_leave_an_index_wait_unfilled():
     per_rep = (12 + lat + (lat - 4)) / H100["clock"] * 1e-6
     runs = {r: MODEL.predict_ms(k, 128, "float32", {"reps": r}, {"perm": "identical"}) * r for r in (10000, 20000)}
     assert (runs[20000] - runs[10000]) / 10000 == pytest.approx(per_rep, rel=1e-9)
+
+
+def test_a_model_without_a_parameter_drops_its_term():
+    """The flush's write-back at 2^24 float32 prefix sums: past the L2's size, all the probed dirty bytes at the
+    copy bandwidth (H100: 17.46 MB at 2951.5 GB/s, 5.92 us)."""
+    scan = kernels.get("prefix_sums_lookback")
+    clean = MODEL.without("l2_dirty_bytes")
+    assert clean.machine["l2_dirty_bytes"] == 0 and MODEL.machine["l2_dirty_bytes"] == pytest.approx(17.46e6)
+    params = {"threads": 512, "vectors": 8}
+    added_us = 1e3 * (MODEL.predict_ms(scan, 1 << 24, "float32", params) - clean.predict_ms(scan, 1 << 24, "float32", params))
+    assert added_us == pytest.approx(17.46e6 / 2951.526744687768 / 1e3, rel=1e-6)

@@ -38,6 +38,15 @@ class PhysicalModel:
         self.machine = machine
         self.device = machine.device
 
+    def without(self, *parameters: str) -> "PhysicalModel":
+        """The same model with those machine parameters at 0: what their terms add (an ablation)."""
+        from dataclasses import replace
+
+        from .machine import Quantity
+
+        zeroed = {k: Quantity(0.0, self.machine.values[k].unit) for k in parameters}
+        return type(self)(replace(self.machine, values={**self.machine.values, **zeroed}))
+
     def predict(self, kernel: CostedKernel, size: int, dtype: str, params: dict, case: dict | None = None) -> Prediction:
         params, case = kernel.check_params(params), case or {}
         plan = kernel.plan(size, dtype, params, case)
