@@ -115,7 +115,8 @@ def scan_plan_errors() -> pd.Series:
             if name in r["plans"]:
                 ms = r["plans"][name]["ms"]
                 way = "segmented" if name == "segmented" else "row_scan"
-                errors[(way, str(r["shape"]), r["dtype"], name)] = abs(L.run_time_ns(plan, model.machine) * 1e-6 - ms) / ms
+                predicted = L.run_time_ns(plan, model.machine) * 1e-6
+                errors[(way, str(r["shape"]), r["dtype"], name)] = abs(predicted - ms) / ms
     return pd.Series(errors, dtype=float)
 
 

@@ -24,7 +24,8 @@ def toy(**over) -> MachineFile:
          "l2_bytes": 1e3, "l2_bandwidth": 4.0, "l2_dirty_bytes": 0.0, "shared_bandwidth": 128.0, "shared_latency": 20.0, "banks": 32,
          "bank_bytes": 4, "clock": 1.0, "launch_overhead": 5.0, "launch_gap": 2.0, "flag_round_trip": 400.0,
          "launch_per_array": 0.5, "launch_per_scalar": 1.0, "block_launch": 10.0, "warp_launch": 1.0, "atomic_interval": 2.0,
-         "fma_f32": 1000.0, "fma_f64": 500.0, "fma_latency": 4.0, "fma_latency_f64": 8.0, "sms": 2, "threads_per_sm": 2048, "blocks_per_sm": 32,
+         "fma_f32": 1000.0, "fma_f64": 500.0, "fma_latency": 4.0, "fma_latency_f64": 8.0,
+         "sms": 2, "threads_per_sm": 2048, "blocks_per_sm": 32,
          "registers_per_sm": 65536, "shared_per_sm": 102400, "shared_per_block": 49152,
          "reserved_shared_per_block": 1024, "max_threads_per_block": 1024, "ecc": 1, **over}
     return MachineFile("toy", {k: Quantity(float(x), PARAMETERS[k][0]) for k, x in v.items()},
@@ -155,9 +156,15 @@ def test_look_back_chain_and_queueing():
     assert L.run_time_ns(many, m, hold_ns=0) == pytest.approx(max(200 * (t.total_ns + 2000), 200 * 5000))
 
 
+def _a_then_b() -> L.Plan:
+    """Two launches: one reads a and writes b, the next reads b and writes a (400 bytes each)."""
+    launches = tuple(L.Launch("f", 1, 32, accesses=(L.Access(x, 400), L.Access(y, 400, write=True)))
+                     for x, y in (("a", "b"), ("b", "a")))
+    return L.Plan({"a": 400, "b": 400}, launches)
+
+
 def test_l2_serves_what_was_touched_while_it_fits():
-    plan = L.Plan({"a": 400, "b": 400}, (L.Launch("f", 1, 32, accesses=(L.Access("a", 400), L.Access("b", 400, write=True))),
-                                          L.Launch("f", 1, 32, accesses=(L.Access("b", 400), L.Access("a", 400, write=True)))))
+    plan = _a_then_b()
     first, second = L.serve(plan, 1000, ecc=True)
     assert (first.dram, first.l2) == (400, 400)        # cold input from DRAM; the whole run fits: writes stay in L2
     assert (second.dram, second.l2) == (0, 800)
@@ -169,8 +176,7 @@ def test_l2_serves_what_was_touched_while_it_fits():
 
 def test_dirty_lines_of_the_flush_are_written_back_by_the_first_new_lines():
     """The harness's flush leaves 300 of the L2's 1000 bytes dirty; new lines replace the L2's evenly."""
-    plan = L.Plan({"a": 400, "b": 400}, (L.Launch("f", 1, 32, accesses=(L.Access("a", 400), L.Access("b", 400, write=True))),
-                                          L.Launch("f", 1, 32, accesses=(L.Access("b", 400), L.Access("a", 400, write=True)))))
+    plan = _a_then_b()
     first, second = L.serve(plan, 1000, ecc=True, dirty=300)
     assert (first.dram, first.l2, first.writeback) == (400, 400, 300 * 800 / 1000)   # 800 new bytes: 80 % of the lines
     assert (second.dram, second.l2, second.writeback) == (0, 800, 0)     # a and b resident: nothing new comes in
@@ -299,5 +305,6 @@ def test_a_model_without_a_parameter_drops_its_term():
     clean = MODEL.without("l2_dirty_bytes")
     assert clean.machine["l2_dirty_bytes"] == 0 and MODEL.machine["l2_dirty_bytes"] == pytest.approx(17.46e6)
     params = {"threads": 512, "vectors": 8}
-    added_us = 1e3 * (MODEL.predict_ms(scan, 1 << 24, "float32", params) - clean.predict_ms(scan, 1 << 24, "float32", params))
+    added_us = 1e3 * (MODEL.predict_ms(scan, 1 << 24, "float32", params)
+                      - clean.predict_ms(scan, 1 << 24, "float32", params))
     assert added_us == pytest.approx(17.46e6 / 2951.526744687768 / 1e3, rel=1e-6)

@@ -83,10 +83,10 @@ def test_every_study_reports_from_the_recorded_h100_measurements(tmp_path, run_c
     # counted honestly: Table 5.3's 300 rows are 3 configurations; the held-out grid stands beside the studies
     per_study = re.search(r"\| hmm_permutation \| 450 \| 150 \| ([0-9.]+) \| ([0-9.]+) \|", fidelity)
     assert per_study and float(per_study.group(2)) > float(per_study.group(1))
-    held_out = re.search(r"\| held out: held.csv \| (\d+) \| ([0-9.]+) \|", fidelity)
+    held_out = re.search(rf"\| held out: {tmp_path.name}/held.csv \| (\d+) \| ([0-9.]+) \|", fidelity)   # by folder
     assert held_out and int(held_out.group(1)) == 231, held_out        # 93 sum + 138 prefix sums configurations
     # a list of configurations: its error now beside the error recorded with it (before the wavefront model)
-    few = re.search(r"\| held out: few.csv \| 10 \|", fidelity)
+    few = re.search(rf"\| held out: {tmp_path.name}/few.csv \| 10 \|", fidelity)
     per_kernel = re.search(r"\| dmm_permutation_s_designated \| 4 \| ([0-9.]+) \| ([0-9.]+) \|", fidelity)
     assert few and per_kernel and float(per_kernel.group(1)) < 0.1 < float(per_kernel.group(2)), per_kernel
     # the re-measured SAT row: 3.344 ms first, 1.267 ms beside its neighbour
