@@ -54,10 +54,11 @@ class PhysicalModel:
             return Prediction(self._dmm_ms(kernel, size, params, case), (), "shared memory (DMM stages)")
         times = L.plan_times(plan, self.machine)
         total = L.run_time_ns(plan, self.machine, times)
-        device = sum(t.total_ns for t in times)
+        gaps = len(times) * self.machine["launch_gap"] * 1e3
+        device = sum(t.total_ns for t in times) + gaps         # what run_time_ns sets against the host's launches
         if total > device + 1e-9 and len(times) > 1:
             limit = "host launch overhead"
-        elif len(times) > 1 and len(times) * self.machine["launch_gap"] * 1e3 > 0.5 * total:
+        elif len(times) > 1 and gaps > 0.5 * total:
             limit = "launch gaps"
         else:
             limit = max(times, key=lambda t: t.total_ns).limit
