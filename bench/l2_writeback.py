@@ -10,9 +10,10 @@ round-robin within each repeat so the clock's drift falls on all alike:
 * ``clean``: the same write, then a read of the whole buffer (the L2 now holds clean lines), then the hold;
 * ``dirty_idle``: the write, then 5 ms of an idle GPU before the hold (does the L2 write back on its own?).
 
-The physical model predicts ``dirty`` - ``clean`` as min(new bytes, l2_bytes) / copy_bandwidth
-(`costmodel.physical.launch.serve`); the comparison is ``bench/l2_writeback.py --compare FILE`` (CPU).
-Run: ``python bench/l2_writeback.py [--out DIR] [--repeats R]``.
+The physical model predicts ``dirty`` - ``clean`` as the probed l2_dirty_bytes x min(new bytes, l2_bytes) /
+l2_bytes at the copy bandwidth (`costmodel.physical.launch.serve`); ``--predict DEVICE`` (CPU) writes that for
+every case, to be committed before the device is measured.
+Run: ``python bench/l2_writeback.py [--out DIR] [--repeats R]`` (GPU) or ``--predict DEVICE [--out DIR]``.
 """
 from __future__ import annotations
 
@@ -69,12 +70,8 @@ def record(out: Path, repeats: int) -> None:
                   f"{row['clean_ms'] * 1e3:8.2f} idle {row['dirty_idle_ms'] * 1e3:8.2f} us", flush=True)
     out.mkdir(parents=True, exist_ok=True)
     device = timing.Device.current()
-    (out / "l2_writeback.json").write_text(json.dumps({"device": device.name, "l2_attribute_bytes": device_l2(),
+    (out / "l2_writeback.json").write_text(json.dumps({"device": device.name, "l2_attribute_bytes": device.l2_bytes,
                                                         "repeats": repeats, "rows": rows}, indent=1))
-
-
-def device_l2() -> int:
-    return int(cupy().cuda.runtime.getDeviceProperties(0)["l2CacheSize"])
 
 
 def predicted(device: str) -> list[dict]:
@@ -91,8 +88,8 @@ def predicted(device: str) -> list[dict]:
         for name, params, case in CASES:
             if name == "cupy_copy":
                 copy = L.Launch("copy", 1, 1, accesses=(L.Access("a", 4 * size), L.Access("b", 4 * size, write=True)))
-                served = L.serve(L.Plan({"a": 4 * size, "b": 4 * size}, (copy,)), m["l2_bytes"], False,
-                                 m["l2_dirty_bytes"])
+                served = L.serve(L.Plan({"a": 4 * size, "b": 4 * size}, (copy,)), m["l2_bytes"], ecc=False,
+                                 dirty=m["l2_dirty_bytes"])
                 us = served[0].writeback / m["copy_bandwidth"] * 1e-3
             else:
                 kernel = kernels.get(name)

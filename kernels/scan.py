@@ -229,7 +229,8 @@ class LookbackScan(_ScanBase):
         return {"n": size, "p": umm_threads(tiles, params["threads"], limits)}
 
     def launch_plan(self, size, dtype, params, case):
-        """One launch; a tile loads its vectors in one round, then waits one flag hop for its predecessor."""
+        """One launch; a tile loads its vectors in one round and meets its predecessors through status words
+        (no serial hop is counted: the look-back reads 32 predecessors at a time)."""
         e = np.dtype(dtype).itemsize
         return lookback_scan_plan(
             f"scan_lookback_{suffix(dtype)}_q{params['vectors']}", SOURCE, cdiv(size, self.tile(params, e)),
