@@ -18,6 +18,7 @@ from .symbol_table import symbol
 
 # typical H100-scale values, where a verdict or a dominant limitation needs a point
 TYPICAL = {"n": 1 << 24, "nbar": 4096, "w": 32, "l": 30, "L": 600, "p": 1024, "d": 132, "m": 64, "R": 32, "H": 64, "C": 128,
+           "T": 16384, "W": 16384,
            "v": 3, "r": 0.1, "depth": 0, "k": 132, "c": 32, "Dw": 1 << 24}
 
 

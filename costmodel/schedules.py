@@ -385,3 +385,58 @@ def scheduled_rounds(schedule: HMMSchedule) -> list[AccessRound]:
     return (row_wise_rounds("row1", rows["row1"]) + transpose_rounds("transpose1", n, w)
             + row_wise_rounds("col", rows["col"]) + transpose_rounds("transpose2", n, w)
             + row_wise_rounds("row2", rows["row2"]))
+
+
+MAX_BUCKET_SPAN = 1 << 16          # tiles and windows are indexed by 16-bit slots
+
+
+@dataclass(frozen=True)
+class BucketSchedule:
+    """The bucketed permutation's two passes (kernels/bucketed_permutation.cu) for ``b[p[i]] = a[i]``.
+
+    Pass 1: within tile ``i // tile``, element i goes to slot ``slot1[i]`` (the tile sorted by destination
+    window ``p[i] // window``, in index order within one), and slot j of that tile to ``mid[to[t·tile + j]]``;
+    ``mid`` holds window k's elements in [k·window, (k + 1)·window), tile by tile. Pass 2: ``mid[j]`` goes to
+    ``b[(j // window)·window + slot2[j]]``."""
+
+    slot1: np.ndarray        # uint16, per element of a
+    to: np.ndarray           # int32, per slot of pass 1
+    slot2: np.ndarray        # uint16, per element of mid
+    tile: int
+    window: int
+
+    def apply(self, a: np.ndarray) -> np.ndarray:
+        """The two passes in numpy: what the kernels compute."""
+        n = a.size
+        sorted_tiles = np.empty_like(a)
+        starts = np.arange(n) // self.tile * self.tile
+        sorted_tiles[starts + self.slot1] = a
+        mid = np.empty_like(a)
+        mid[self.to] = sorted_tiles
+        b = np.empty_like(a)
+        b[np.arange(n) // self.window * self.window + self.slot2] = mid
+        return b
+
+
+def bucket_schedule(perm, tile: int, window: int, xp=np) -> BucketSchedule:
+    """The bucketed permutation's slots and run targets for ``perm`` (numpy or CuPy, computed where it lies).
+
+    Two sorts by unique keys: (window, i) orders mid, (tile, window, i) orders each tile's slots; a tile's
+    elements of one window are then consecutive both in its slots and in mid, so slot j's target ``to`` rises
+    by one along a run."""
+    for value, what in ((tile, "tile"), (window, "window")):
+        if not 1 <= value <= MAX_BUCKET_SPAN:
+            raise ParameterError(what, f"must be 1..{MAX_BUCKET_SPAN} (16-bit slots), got {value}")
+    p = xp.asarray(perm).astype(xp.int64)
+    n = p.size
+    i = xp.arange(n, dtype=xp.int64)
+    bucket = p // window
+    by_window = xp.argsort(bucket * n + i)                       # mid position m holds element by_window[m]
+    mid_of = xp.empty(n, dtype=xp.int64)
+    mid_of[by_window] = i
+    buckets = -(-n // window)
+    by_slot = xp.argsort(((i // tile) * buckets + bucket) * tile + i % tile)   # slot order, tile by tile
+    slot1 = xp.empty(n, dtype=xp.uint16)
+    slot1[by_slot] = (i % tile).astype(xp.uint16)
+    return BucketSchedule(slot1, mid_of[by_slot].astype(xp.int32), (p[by_window] % window).astype(xp.uint16),
+                          tile, window)

@@ -24,6 +24,8 @@ DESCRIPTIONS = {
     "R": "rows of a strip in the single-pass (look-back) SAT",
     "H": "rows of a tile in the two-dimensional look-back SAT",
     "C": "columns of a tile in the two-dimensional look-back SAT",
+    "T": "tile of the bucketed permutation's first pass (elements a block sorts by destination window)",
+    "W": "window of the bucketed permutation's second pass (elements of b a block writes)",
     "k": "number of DMMs used by the k-DMM permutation variants",
     "depth": "recursion depth of the 2R1W SAT (0 for n <= 2^20 at w = 32, 000 §6.3)",
     "Dw": "distribution D_w(P) of the permutation (or of its inverse), n/w <= Dw <= n (000 §5.2)",

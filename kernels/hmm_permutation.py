@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 
 import numpy as np
 
@@ -293,6 +294,108 @@ class Scheduled(Kernel):
         return out
 
 
+def bucket_runs(size: int, tile: int, window: int) -> float:
+    """Expected runs the bucketed permutation's first pass writes for a random permutation: a tile's
+    elements bound for one window, where it has any (each of its ``tile`` elements picks one of the windows)."""
+    tiles, windows = cdiv(size, tile), cdiv(size, window)
+    return tiles * windows * -math.expm1(min(tile, size) * math.log1p(-1 / windows)) if windows > 1 else tiles
+
+
+@functools.lru_cache(maxsize=None)
+def _scattered_wavefronts(span: int, itemsize: int) -> float:
+    """Shared wavefronts of one block that writes ``span`` elements at random slots and reads them back in
+    order: a warp's scattered writes take the DMM simulator's stages, its 16-byte reads span/32 · e/4."""
+    return (span / 32 * permutation_stages(span, 32) + span * itemsize / 128) * max(1, itemsize // 4)
+
+
+class _BucketArrays(dict):
+    """The inputs' arrays with each (tile, window)'s schedule made on the device when a plan first names it
+    (the schedule is per configuration, 8 bytes an element, kept while the inputs live)."""
+
+    def __init__(self, arrays: dict, p):
+        super().__init__(arrays)
+        self.p = p
+
+    def __missing__(self, key: str):
+        found = re.fullmatch(r"(slot1|to|slot2)_t(\d+)_w(\d+)", key)
+        if not found:
+            raise KeyError(key)
+        tile, window = int(found[2]), int(found[3])
+        sched = schedules.bucket_schedule(self.p, tile, window, xp=cupy())
+        self.update({f"slot1_t{tile}_w{window}": sched.slot1, f"to_t{tile}_w{window}": sched.to,
+                     f"slot2_t{tile}_w{window}": sched.slot2})
+        return self[key]
+
+
+class Bucketed(Kernel):
+    """The bucketed permutation (beyond the seeds; kernels/bucketed_permutation.cu): two passes, each a
+    row-wise permutation through shared memory. Pass 1 sorts each tile of ``tile`` elements by destination
+    window and writes each window's run to its place in ``mid``; pass 2 permutes each window of ``window``
+    elements of ``mid`` into b. The seeds' scheduled permutation needs five passes because each of its
+    global writes is whole rows; here pass 1's writes are runs of tile·window/n elements on average, which
+    the L2 joins with the runs that blocks running together write beside them.
+    """
+
+    name = "hmm_bucketed_permutation"
+    chapter = "hmm_permutation"
+    beyond_seeds = True
+    sources = ("bucketed_permutation.cu",)
+    tunables = {"threads": (256, 512, 1024), "tile": (4096, 8192, 16384, 32768),
+                "window": (4096, 8192, 16384, 32768)}
+    defaults = {"threads": 512, "tile": 16384, "window": 16384}
+    threads = "threads"
+    shared = "max(tile, window) * itemsize"
+    default_case = {"perm": "random"}
+    case_values = {"perm": perms.NAMES}
+
+    def model_values(self, size, params, case, limits):
+        span = min(params["tile"], size)
+        return {"n": size, "T": params["tile"], "W": params["window"], "c": permutation_stages(span, limits.w)}
+
+    def launch_plan(self, size, dtype, params, case):
+        """Two launches. Pass 1's runs start and end inside sectors: each run adds a sector's worth of bytes
+        less one element, written back as the partial sectors of a scattered write (measured: the L2 does not
+        join neighbouring runs before they reach DRAM). A warp's writes into shared memory land at random
+        slots: the DMM simulator's stages of a random permutation of the tile."""
+        e, threads, tile, window = np.dtype(dtype).itemsize, params["threads"], params["tile"], params["window"]
+        key, n = f"t{tile}_w{window}", Scalar(size, "int64")
+        arrays = {"a": size * e, "mid": size * e, "out": size * e, f"slot1_{key}": 2 * size,
+                  f"to_{key}": 4 * size, f"slot2_{key}": 2 * size}
+        partial = bucket_runs(size, tile, window) * (32 - e)
+        runs = Launch(f"bucket_runs_{suffix(dtype)}", cdiv(size, tile), threads, dynamic_shared=tile * e,
+                      args=(Array("a"), Array(f"slot1_{key}"), Array(f"to_{key}"), Array("mid"), n,
+                            Scalar(tile, "int32")),
+                      accesses=(Access("a", size * e), Access(f"slot1_{key}", 2 * size), Access(f"to_{key}", 4 * size),
+                                Access("mid", size * e + partial, write=True, casual=True)),
+                      rounds=2, shared_wavefronts=_scattered_wavefronts(min(tile, size), e),
+                      shared_rounds=2, source=self.sources[0])
+        place = Launch(f"bucket_window_{suffix(dtype)}", cdiv(size, window), threads, dynamic_shared=window * e,
+                       args=(Array("mid"), Array(f"slot2_{key}"), Array("out"), n, Scalar(window, "int32")),
+                       accesses=(Access("mid", size * e), Access(f"slot2_{key}", 2 * size),
+                                 Access("out", size * e, write=True)),
+                       rounds=2, shared_wavefronts=_scattered_wavefronts(min(window, size), e),
+                       shared_rounds=2, source=self.sources[0])
+        return Plan(arrays, (runs, place))
+
+    def _inputs(self, size, dtype, seed, perm) -> Inputs:
+        cp = cupy()
+        p = perms.resolve(perm, size, seed)
+        a = _random_data(size, dtype, seed)
+        return self.bind({"a": cp.asarray(a), "p": cp.asarray(p)}, dtype, perm=perm).with_host(seed, a=a, p=p)
+
+    def bind(self, data, dtype, perm="given") -> Inputs:
+        cp = cupy()
+        n = data["a"].size
+        arrays = _BucketArrays({"a": data["a"], "mid": cp.empty(n, dtype_of(dtype)),
+                                "out": cp.empty(n, dtype_of(dtype))}, data["p"])
+        return Inputs(n, dtype, 0, arrays, {"perm": perm})
+
+    def reference(self, inputs):
+        out = np.empty_like(inputs.host["a"])
+        out[inputs.host["p"]] = inputs.host["a"]
+        return out
+
+
 KERNELS = [Designated("hmm_permutation_d_designated", True), Designated("hmm_permutation_s_designated", False),
            Transpose(), RowWise("hmm_rowwise_permutation", False), RowWise("hmm_columnwise_permutation", True),
-           Scheduled()]
+           Scheduled(), Bucketed()]

@@ -59,7 +59,8 @@ def test_registry_names_follow_the_costmodel():
 
     cost_names = set(algorithm_names())
     beyond = {name for name, k in kernels.KERNELS.items() if k.beyond_seeds}
-    assert beyond == {"sum_single_pass", "prefix_sums_lookback", "sat_1r1w_lookback", "sat_tiles_lookback"}
+    assert beyond == {"sum_single_pass", "prefix_sums_lookback", "sat_1r1w_lookback", "sat_tiles_lookback",
+                      "hmm_bucketed_permutation"}
     for name, k in kernels.KERNELS.items():
         if k.peer:
             continue
@@ -151,3 +152,37 @@ def test_the_space_allows_the_threads_the_kernels_launch_bound_does():
     for r in conv.tunables["r"]:
         allowed = [p for p in conv.tunables["p"] if not conv.full_space.violation({**conv.defaults, "p": p, "r": r})]
         assert max(allowed) == min(1024, bound // r), r
+
+
+def test_bucketed_permutation_runs_are_counted_as_a_random_permutation_leaves_them():
+    from memtune.costmodel import permutations as perms
+    from memtune.kernels.hmm_permutation import bucket_runs
+
+    # 2 tiles of 4 elements, 2 windows: a tile misses a window with probability 1/16
+    assert bucket_runs(8, 4, 4) == pytest.approx(2 * 2 * (1 - 1 / 16))
+    assert bucket_runs(1000, 100, 1000) == 10                  # one window: one run a tile
+    n, tile, window = 1 << 14, 256, 512
+    counted = []
+    for seed in range(20):
+        p = perms.random(n, seed)
+        counted.append(len(np.unique(np.arange(n) // tile * (n // window) + p // window)))
+    assert np.mean(counted) == pytest.approx(bucket_runs(n, tile, window), rel=0.01)
+
+
+def test_bucketed_permutation_plan_prices_the_partial_sectors_of_its_runs():
+    from memtune.kernels.hmm_permutation import bucket_runs
+
+    k = kernels.get("hmm_bucketed_permutation")
+    n = 1 << 20
+    plan = k.launch_plan(n, "float32", {"threads": 512, "tile": 4096, "window": 8192}, {"perm": "random"})
+    runs, place = plan.launches
+    assert (runs.blocks, place.blocks, runs.dynamic_shared, place.dynamic_shared) == (256, 128, 16384, 32768)
+    mid = [a for a in runs.accesses if a.array == "mid"][0]
+    assert mid.write and mid.casual and mid.bytes == pytest.approx(4 * n + 28 * bucket_runs(n, 4096, 8192))
+    assert bucket_runs(n, 4096, 8192) == pytest.approx(256 * 128 * (1 - (1 - 1 / 128) ** 4096))
+    assert [a.array for a in place.accesses] == ["mid", "slot2_t4096_w8192", "out"]
+    from memtune.costmodel.space import Limits
+
+    widest = {"threads": 512, "tile": 32768, "window": 4096}     # 128 KiB of floats, 256 KiB of doubles
+    assert k.space.violation(widest, Limits(itemsize=4)) is None
+    assert "shared memory" in k.space.violation(widest, Limits(itemsize=8))

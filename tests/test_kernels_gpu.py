@@ -74,6 +74,22 @@ def test_hmm_permutations(name, perm, dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("size", [1, 7, 1000, 4096, 100_003, (1 << 20) + 3])
+def test_bucketed_permutation(size, dtype):
+    """Sizes that fill no tile, a tile exactly, and leave partial tiles and windows; tiles larger and smaller
+    than the windows; random permutations of three seeds and the identity (one window a tile)."""
+    k = kernels.get("hmm_bucketed_permutation")
+    grid = [{}, {"threads": 256, "tile": 4096, "window": 16384}, {"threads": 1024, "tile": 16384, "window": 4096}]
+    if dtype == "float32":
+        grid.append({"threads": 512, "tile": 32768, "window": 32768})
+    for perm, seeds in (("random", (1, 2, 3)), ("identical", (1,))):
+        for seed in seeds:
+            inputs = k.make_inputs(size, dtype, seed, perm=perm)
+            for params in grid:
+                assert check(k, inputs, **params) == 0, (perm, seed, params)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("nbar", [32, 96, 160, 1024])
 @pytest.mark.parametrize("name", ["hmm_transpose", "hmm_rowwise_permutation", "hmm_columnwise_permutation"])
 def test_hmm_matrix_kernels(name, nbar, dtype):

@@ -14,7 +14,8 @@ hmm_permutation_s_designated hmm_transpose hmm_rowwise_permutation hmm_columnwis
 hmm_scheduled_permutation sat_2r2w sat_4r4w sat_4r1w sat_2r1w sat_1r1w sat_1pr1w conv_dmm conv_hmm matmul_dmm
 matmul_hmm transpose_crsw transpose_srcw transpose_drdw""".split()
 TYPICAL = {"n": 1 << 22, "nbar": 2048, "w": 32, "l": 2, "L": 400, "p": 1024, "d": 16, "m": 64, "v": 3,
-           "r": 0.1, "depth": 0, "k": 8, "c": 3.46, "Dw": 1 << 22, "R": 32, "H": 64, "C": 128}
+           "r": 0.1, "depth": 0, "k": 8, "c": 3.46, "Dw": 1 << 22, "R": 32, "H": 64, "C": 128,
+           "T": 16384, "W": 16384}
 n, nbar, w, l, L, p, d, m, v, r, depth = (symbol(s) for s in ("n", "nbar", "w", "l", "L", "p", "d", "m", "v", "r", "depth"))
 
 
@@ -58,6 +59,10 @@ def test_every_required_name_is_registered_with_a_source_and_sensible_values():
      2 * 524288 + 2 * 409600 + 2097152 + 131072 + 32768 + 25600),
     ("matmul_dmm", dict(nbar=64, w=32, l=2, p=256), 2 ** 18 // 32 + 2 ** 18 * 2 // 256),
     ("conv_dmm", dict(nbar=32, v=1, w=32, l=2, p=128), 1024 // 32 + 1024 * 2 // 128),
+    # six coalesced rounds, one casual write of n/w groups plus 2^40/2^24 (1 − e^-16) runs, two casual shared
+    # writes at congestion 2 and two conflict-free shared reads
+    ("hmm_bucketed_permutation", dict(n=2 ** 20, w=32, L=600, c=2, T=4096, W=4096),
+     6 * (32768 + 599) + (32768 + 599) + 65536 * (1 - math.exp(-16)) + 2 * 2 * 32768 + 2 * 32768),
 ])
 def test_hand_computed_points(name, values, expected):
     assert query.cost(name, values).time_value == pytest.approx(expected, rel=1e-12)

@@ -198,3 +198,30 @@ def test_table_4_3():
     assert abs(cell("64-bit", "random", "d-designated")["write"] - 3.46) <= 0.05
     assert abs(cell("32-bit", "random", "d-designated")["write"] - 3.37) <= 0.05
     assert abs(cell("64-bit", "random", "s-designated")["total_array"] - 5.46) <= 0.05
+
+
+@pytest.mark.parametrize("n,tile,window", [(1, 4, 4), (7, 4, 2), (1000, 64, 128), (4096, 4096, 4096),
+                                           (100_003, 512, 2048), (1 << 16, 1024, 256), (5000, 8192, 1000)])
+@pytest.mark.parametrize("name", ["random", "identical", "reversal"])
+def test_bucket_schedule_realises_the_permutation_in_runs(n, tile, window, name):
+    perm = P.random(n, n) if name == "random" else (np.arange(n) if name == "identical" else np.arange(n)[::-1].copy())
+    sched = S.bucket_schedule(perm, tile, window)
+    a = np.random.default_rng(n).random(n)
+    assert np.array_equal(sched.apply(a), _expected(perm, a))
+    i = np.arange(n)
+    for t in range(0, n, tile):                       # each tile's slots are a permutation of its elements
+        assert np.array_equal(np.sort(sched.slot1[t:t + tile]), np.arange(min(tile, n - t)))
+    for k in range(0, n, window):                     # mid's window k holds exactly b's window k
+        assert np.array_equal(np.sort(sched.slot2[k:k + window]), np.arange(min(window, n - k)))
+    # along a tile's slots, a run of one window has consecutive targets: to rises by one inside a run
+    windows_of_slots = np.empty(n, np.int64)
+    windows_of_slots[i // tile * tile + sched.slot1] = perm // window
+    same = (windows_of_slots[1:] == windows_of_slots[:-1]) & (i[1:] // tile == i[:-1] // tile)
+    assert (np.diff(sched.to.astype(np.int64))[same] == 1).all()
+
+
+def test_bucket_schedule_refuses_spans_beyond_its_16_bit_slots():
+    with pytest.raises(ParameterError, match="tile"):
+        S.bucket_schedule(np.arange(10), 1 << 17, 4)
+    with pytest.raises(ParameterError, match="window"):
+        S.bucket_schedule(np.arange(10), 4, 0)

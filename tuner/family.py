@@ -43,8 +43,10 @@ FAMILIES = {f.name: f for f in (
            ("prefix_sums_simple[global]", "prefix_sums_optimal[global]", "prefix_sums_lookback"), ("cupy_cumsum",)),
     Family("sum", "the sum of n numbers", ("sum[global]", "sum_single_pass"), ("cupy_sum",)),
     Family("permutation", "b[p[i]] = a[i] for a permutation p of n elements (--case perm=...)",
-           ("hmm_permutation_d_designated", "hmm_permutation_s_designated", "hmm_scheduled_permutation"),
-           ("cupy_scatter", "cupy_gather"), prepared=("hmm_scheduled_permutation",)),   # its schedule: seconds
+           ("hmm_permutation_d_designated", "hmm_permutation_s_designated", "hmm_scheduled_permutation",
+            "hmm_bucketed_permutation"),
+           ("cupy_scatter", "cupy_gather"),
+           prepared=("hmm_scheduled_permutation", "hmm_bucketed_permutation")),   # their schedules, made per input
     Family("transpose", "the transpose of an n̄ x n̄ matrix", ("hmm_transpose",), ("cupy_transpose",)),
     Family("conv", "2-D convolution of an n̄ x n̄ image with a (2v+1)² filter (--case v=...)", ("conv_hmm",),
            ("cupy_ndimage_convolve", "cupy_signal_convolve2d")),

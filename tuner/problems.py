@@ -16,7 +16,8 @@ from ..costmodel.errors import ParameterError
 from ..costmodel.space import Limits, SearchSpace
 
 # kernel (or prefix) -> the CuPy operation it competes with
-PEERS = {"hmm_scheduled_permutation": "cupy_scatter", "hmm_permutation_d_designated": "cupy_scatter",
+PEERS = {"hmm_scheduled_permutation": "cupy_scatter", "hmm_bucketed_permutation": "cupy_scatter",
+         "hmm_permutation_d_designated": "cupy_scatter",
          "hmm_permutation_s_designated": "cupy_gather", "hmm_transpose": "cupy_transpose",
          "hmm_rowwise_permutation": "cupy_copy", "hmm_columnwise_permutation": "cupy_copy",
          "conv_hmm": "cupy_ndimage_convolve", "matmul_hmm": "cupy_matmul", "sum_single_pass": "cupy_sum",

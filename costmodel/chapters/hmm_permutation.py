@@ -5,13 +5,15 @@ shared round n/w (shared latency 1 in ch. 5), and a casual global round of
 distribution D takes D + L − 1 (Lemma 5.1.1, §5.2). Every time below is the
 sum over its rounds, which is how the test checks Table 5.1's last column.
 """
+import sympy
+
 from .. import bounds
 from ..algorithm import Algorithm, Entries, Rounds
 from ..symbol_table import symbols
 
 ENTRIES = Entries()   # this chapter's registry entries, in the order they are defined
 
-n, w, L, k, Dw = symbols("n", "w", "L", "k", "Dw")
+n, w, L, k, Dw, c, T, W = symbols("n", "w", "L", "k", "Dw", "c", "T", "W")
 BOUND = bounds.permutation_bound()
 DOMAIN = (w <= n, Dw >= n / w, Dw <= n)
 
@@ -55,6 +57,26 @@ _entry("hmm_scheduled_permutation", Rounds(global_coalesced_read=11, global_coal
                                            shared_conflict_free_read=8, shared_conflict_free_write=8),
        "row-wise, column-wise, row-wise permutation from an n̄-edge-colouring: 32n/w + 16L − 16", True,
        source="000 §5.5, Theorem 5.5.1, Table 5.1")
+
+# Beyond the seeds: two row-wise passes, of tiles of T elements of a and of windows of W elements of b. Pass 1
+# sorts a tile in shared memory by destination window and writes each window's share as one run, a casual
+# round whose distribution is n/w plus one address group a run: a random permutation leaves
+# n²/(TW)·(1 − e^(−TW/n)) runs (each of the n/T tiles meets each of the n/W windows unless all of its T
+# elements miss it). Pass 2 permutes each window in shared memory and writes it whole. The shared writes
+# land at random slots: casual rounds of congestion c (Table 4.3). Reads: a, the slots and the run targets;
+# the window's elements and their slots.
+RUNS = n ** 2 / (T * W) * (1 - sympy.exp(-T * W / n))
+ENTRIES.add(Algorithm(
+    name="hmm_bucketed_permutation", model="HMM", parameters=("n", "w", "L", "c", "T", "W"),
+    rounds=Rounds(global_coalesced_read=5, global_coalesced_write=1, global_casual_write=1,
+                  shared_conflicting_write=2, shared_conflict_free_read=2, barriers=1),
+    time=6 * (n / w + L - 1) + (n / w + RUNS + L - 1) + 2 * c * n / w + 2 * n / w,
+    limitations=BOUND, source="memtune (two passes through windows of b); rounds as 000 §5.1",
+    description="beyond the seeds: sort each tile of T elements by destination window and write the runs, "
+                "then permute each window of W elements in shared memory: 9n/w + 2cn/w + runs + 7L − 7",
+    claims={}, domain=DOMAIN[:1] + (T <= n, W <= n),
+    notes="Runs and congestion are their expectations for a random permutation; with T·W >= w·n the runs are "
+          "at most n/w and the time is O(n/w + L), the bound's order."))
 
 for name, time, description in (
     ("hmm_permutation_regular_kdmm", 2 * n / w + 2 * n / (k * w) + 2 * L - 2,
