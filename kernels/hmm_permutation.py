@@ -309,18 +309,22 @@ def _scattered_wavefronts(span: int, itemsize: int) -> float:
 
 
 class _BucketArrays(dict):
-    """The inputs' arrays with each (tile, window)'s schedule made on the device when a plan first names it
-    (the schedule is per configuration, 8 bytes an element, kept while the inputs live)."""
+    """The inputs' arrays with the schedule of the (tile, window) a plan names made on the device when first
+    named (8 bytes an element). One schedule is held at a time: another configuration's replaces it and
+    unbinds the plans bound to it (``programs``, the inputs' bound plans), so that 2^28 elements fit."""
 
-    def __init__(self, arrays: dict, p):
+    def __init__(self, arrays: dict, p, programs: dict):
         super().__init__(arrays)
-        self.p = p
+        self.p, self.programs = p, programs
 
     def __missing__(self, key: str):
         found = re.fullmatch(r"(slot1|to|slot2)_t(\d+)_w(\d+)", key)
         if not found:
             raise KeyError(key)
         tile, window = int(found[2]), int(found[3])
+        for held in [k for k in self if re.fullmatch(r"(slot1|to|slot2)_t\d+_w\d+", k)]:
+            del self[held]
+        self.programs.clear()
         sched = schedules.bucket_schedule(self.p, tile, window, xp=cupy())
         self.update({f"slot1_t{tile}_w{window}": sched.slot1, f"to_t{tile}_w{window}": sched.to,
                      f"slot2_t{tile}_w{window}": sched.slot2})
@@ -386,9 +390,10 @@ class Bucketed(Kernel):
     def bind(self, data, dtype, perm="given") -> Inputs:
         cp = cupy()
         n = data["a"].size
+        programs: dict = {}
         arrays = _BucketArrays({"a": data["a"], "mid": cp.empty(n, dtype_of(dtype)),
-                                "out": cp.empty(n, dtype_of(dtype))}, data["p"])
-        return Inputs(n, dtype, 0, arrays, {"perm": perm})
+                                "out": cp.empty(n, dtype_of(dtype))}, data["p"], programs)
+        return Inputs(n, dtype, 0, arrays, {"perm": perm}, programs=programs)
 
     def reference(self, inputs):
         out = np.empty_like(inputs.host["a"])
