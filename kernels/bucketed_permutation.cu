@@ -2,9 +2,8 @@
 //
 // Pass 1 cuts a into tiles of TILE elements; a block loads its tile, puts element i at the slot
 // `slot[i]` of shared memory (the tile sorted by destination window, in index order within a window)
-// and writes slot j to mid[to[j]]: a tile's elements of one window go out as one run, and the runs
-// that blocks running together write into one window lie side by side, so the L2 assembles whole
-// sectors. mid holds window k's elements in [k W, (k + 1) W), tile by tile. Pass 2 loads window k
+// and writes slot j to mid[to[j]]: a tile's elements of one window go out as one run (whose ragged
+// ends cost as scattered sector writes: measured, bench/bucketed_permutation.py). mid holds window k's elements in [k W, (k + 1) W), tile by tile. Pass 2 loads window k
 // of mid, puts each element at `slot[j]` (its destination within the window) and writes the window
 // of b in order. Every global access but pass 1's writes is one coalesced 16-byte vector a lane;
 // a block's last, partial tile or window takes the scalar path. Both passes are one template (RUNS:
