@@ -32,10 +32,8 @@ def bucketed_rows(n, dtype, perm, repeats, points):
     k = kernels.get("hmm_bucketed_permutation")
     inputs = k.make_inputs(n, dtype, 1, perm=perm)
     rows = []
-    limits = Limits(itemsize=np.dtype(dtype).itemsize)
-    for p in points:
-        if k.space.violation(p, limits) is not None:
-            continue
+    fits = k.space.points(Limits(itemsize=np.dtype(dtype).itemsize))
+    for p in (p for p in points if p in fits):
         assert check(k, inputs, **p) == 0, (n, dtype, perm, p)
         rows.append({**measure(k, inputs, repeats=repeats, **p), "perm": perm})
     del inputs

@@ -300,11 +300,18 @@ def bucket_runs(size: int, tile: int, window: int) -> float:
     return tiles * windows * -math.expm1(min(tile, size) * math.log1p(-1 / windows)) if windows > 1 else tiles
 
 
-@functools.lru_cache(maxsize=None)
 def _scattered_wavefronts(span: int, itemsize: int) -> float:
     """Shared wavefronts of one block that writes ``span`` elements at random slots and reads them back in
     order: a warp's scattered writes take the DMM simulator's stages, its 16-byte reads span/32 · e/4."""
     return (span / 32 * permutation_stages(span, 32) + span * itemsize / 128) * max(1, itemsize // 4)
+
+
+def _schedule_names(tile: int, window: int) -> tuple[str, str, str]:
+    """The inputs' names of one (tile, window)'s schedule: pass 1's slots and run targets, pass 2's slots."""
+    return f"slot1_t{tile}_w{window}", f"to_t{tile}_w{window}", f"slot2_t{tile}_w{window}"
+
+
+_SCHEDULE_NAME = re.compile(r"(?:slot1|to|slot2)_t(\d+)_w(\d+)")
 
 
 class _BucketArrays(dict):
@@ -317,16 +324,15 @@ class _BucketArrays(dict):
         self.p, self.programs = p, programs
 
     def __missing__(self, key: str):
-        found = re.fullmatch(r"(slot1|to|slot2)_t(\d+)_w(\d+)", key)
+        found = _SCHEDULE_NAME.fullmatch(key)
         if not found:
             raise KeyError(key)
-        tile, window = int(found[2]), int(found[3])
-        for held in [k for k in self if re.fullmatch(r"(slot1|to|slot2)_t\d+_w\d+", k)]:
+        for held in [k for k in self if _SCHEDULE_NAME.fullmatch(k)]:
             del self[held]
         self.programs.clear()
+        tile, window = int(found[1]), int(found[2])
         sched = schedules.bucket_schedule(self.p, tile, window, xp=cupy())
-        self.update({f"slot1_t{tile}_w{window}": sched.slot1, f"to_t{tile}_w{window}": sched.to,
-                     f"slot2_t{tile}_w{window}": sched.slot2})
+        self.update(zip(_schedule_names(tile, window), (sched.slot1, sched.to, sched.slot2)))
         return self[key]
 
 
@@ -363,20 +369,20 @@ class Bucketed(_Scatter):
         join neighbouring runs before they reach DRAM). A warp's writes into shared memory land at random
         slots: the DMM simulator's stages of a random permutation of the tile."""
         e, threads, tile, window = np.dtype(dtype).itemsize, params["threads"], params["tile"], params["window"]
-        key, n = f"t{tile}_w{window}", Scalar(size, "int64")
-        arrays = {"a": size * e, "mid": size * e, "out": size * e, f"slot1_{key}": 2 * size,
-                  f"to_{key}": 4 * size, f"slot2_{key}": 2 * size}
+        slot1, to, slot2 = _schedule_names(tile, window)
+        n = Scalar(size, "int64")
+        arrays = {"a": size * e, "mid": size * e, "out": size * e, slot1: 2 * size, to: 4 * size, slot2: 2 * size}
         partial = bucket_runs(size, tile, window) * (32 - e)
         runs = Launch(f"bucket_runs_{suffix(dtype)}", cdiv(size, tile), threads, dynamic_shared=tile * e,
-                      args=(Array("a"), Array(f"slot1_{key}"), Array(f"to_{key}"), Array("mid"), n,
+                      args=(Array("a"), Array(slot1), Array(to), Array("mid"), n,
                             Scalar(tile, "int32")),
-                      accesses=(Access("a", size * e), Access(f"slot1_{key}", 2 * size), Access(f"to_{key}", 4 * size),
+                      accesses=(Access("a", size * e), Access(slot1, 2 * size), Access(to, 4 * size),
                                 Access("mid", size * e + partial, write=True, casual=True)),
                       rounds=2, shared_wavefronts=_scattered_wavefronts(min(tile, size), e),
                       shared_rounds=2, source=self.sources[0])
         place = Launch(f"bucket_window_{suffix(dtype)}", cdiv(size, window), threads, dynamic_shared=window * e,
-                       args=(Array("mid"), Array(f"slot2_{key}"), Array("out"), n, Scalar(window, "int32")),
-                       accesses=(Access("mid", size * e), Access(f"slot2_{key}", 2 * size),
+                       args=(Array("mid"), Array(slot2), Array("out"), n, Scalar(window, "int32")),
+                       accesses=(Access("mid", size * e), Access(slot2, 2 * size),
                                  Access("out", size * e, write=True)),
                        rounds=2, shared_wavefronts=_scattered_wavefronts(min(window, size), e),
                        shared_rounds=2, source=self.sources[0])
