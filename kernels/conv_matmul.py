@@ -59,13 +59,16 @@ def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> P
 
 
 def matmul_plan(rows: int, inner: int, cols: int, dtype: str, params: dict) -> Plan:
-    """c = a x b, a rows x inner (a square problem: all n̄). An m x m tile of c per block, k-slices of 8
-    through shared memory. A thread's r x r outputs are groups of g = min(r, 4): each step of k, a warp
-    reads a's groups as broadcasts (a wavefront each) and b's as 16-byte vectors over consecutive words,
-    and does r^2 FMAs. Single-buffered, a slice is two dependent shared rounds and a global round;
-    double-buffered, the global round of the next slice overlaps the current one's FMAs, so only its
-    shared round is on the critical path."""
+    """c = a x b, a rows x inner (a square problem: all n̄). An m x m tile of c per block, k-slices of
+    ``slice`` (8, 16 or 32) through shared memory, loaded in pieces of 8 steps of k. A thread's r x r outputs
+    are groups of g = min(r, 4): each step of k, a warp reads a's groups as broadcasts (a wavefront each)
+    and b's as 16-byte vectors over consecutive words, and does r^2 FMAs. Single-buffered, a slice is two
+    dependent shared rounds and a global round; double-buffered, the global round of the next slice
+    overlaps the current one's FMAs, so only its shared round is on the critical path. A slice past inner
+    is zero-filled and computed: the steps counted are the slices' (a configuration without ``slice``, from
+    before it was a tunable, ran slices of 8)."""
     e, m, r = np.dtype(dtype).itemsize, params["m"], params["r"]
+    depth = params.get("slice", 8)
     tiles = cdiv(rows, m) * cdiv(cols, m)
     grid = params["d"] or tiles
     per_block = tiles / grid
@@ -76,24 +79,26 @@ def matmul_plan(rows: int, inner: int, cols: int, dtype: str, params: dict) -> P
     side = m // r
     b_bytes = min(32, side) * g * e                  # a warp's distinct bytes of b per group
     per_step = groups * (1 + max(1, cdiv(b_bytes, 128)))
-    slices = cdiv(inner, 8)
-    # a slice's loads pass the L1 a 128-byte line at a time; storing it: b as 16-byte vectors (4
+    slices = cdiv(inner, depth)
+    steps = slices * depth
+    # a piece's loads pass the L1 a 128-byte line at a time; storing it: b as 16-byte vectors (4
     # wavefronts a warp), a transposed element by element, where a warp's lanes cover 8 / E columns
     # of each row, as many words of one bank
     vec = 16 // e
     stash = 2 * m * 8 * e // 128 + (m * 8 // vec // 32) * (4 + vec * (8 // vec))
-    wavefronts = inner * warps * per_step + slices * stash
+    wavefronts = steps * warps * per_step + steps // 8 * stash
     double = params["buffers"] == 2
     a_bytes, b_bytes_all, out_bytes = rows * inner * e, inner * cols * e, rows * cols * e
     entry, sides = _entry(rows == inner == cols, rows, inner, cols)
+    name = f"matmul_{suffix(dtype)}_m{m}_r{r}_b{params['buffers']}_k{depth}{entry}"
     return Plan({"a": a_bytes, "b": b_bytes_all, "out": out_bytes},
-                (Launch(f"matmul_{suffix(dtype)}_m{m}_r{r}_b{params['buffers']}{entry}", grid, threads,
+                (Launch(name, grid, threads, dynamic_shared=2 * params["buffers"] * depth * m * e,
                         args=(Array("a"), Array("b"), Array("out"), *sides),
                         accesses=(Access("a", a_bytes), Access("b", b_bytes_all),
                                   Access("a", 2 * tiles * m * inner * e - a_bytes - b_bytes_all, cached=True),
                                   Access("out", out_bytes, write=True)),
                         rounds=per_block * (1 if double else slices), shared_wavefronts=per_block * wavefronts,
-                        shared_rounds=per_block * slices * (1 if double else 2), flops=per_block * 2 * m * m * inner,
+                        shared_rounds=per_block * slices * (1 if double else 2), flops=per_block * 2 * m * m * steps,
                         fp64=dtype == "float64", source=SOURCE),))
 
 
@@ -144,16 +149,17 @@ class Convolution(Kernel):
 
 
 class MatMul(Kernel):
-    """c = a x b, n̄ x n̄ row-major, m x m tiles through shared memory, r x r outputs per thread, the
-    k-slices single- or double-buffered (``buffers``)."""
+    """c = a x b, n̄ x n̄ row-major, m x m tiles through shared memory, r x r outputs per thread, k-slices of
+    ``slice`` steps single- or double-buffered (``buffers``)."""
 
     name = "matmul_hmm"
     chapter = "conv_matmul"
     square = True
-    tunables = {"m": (32, 64, 128), "r": (1, 2, 4, 8), "buffers": (1, 2), "d": GRID}
-    defaults = {"m": 128, "r": 8, "buffers": 2, "d": 0}
+    tunables = {"m": (32, 64, 128), "r": (1, 2, 4, 8), "buffers": (1, 2), "slice": (8, 16, 32), "d": GRID}
+    defaults = {"m": 128, "r": 8, "buffers": 2, "slice": 32, "d": 0}
     restrictions = (f"(m, r) in {sorted(MATMUL_TILES)}",)   # the compiled tiles: p = (m/r)^2 threads
     threads = "(m // r) ** 2"
+    shared = "2 * buffers * slice * m * itemsize"
 
     def model_values(self, size, params, case, limits):
         nbar = math.isqrt(size)

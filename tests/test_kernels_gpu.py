@@ -147,13 +147,15 @@ def test_conv_hmm(v, nbar, dtype):
 @pytest.mark.parametrize("nbar", [32, 100, 257, 258, 512])
 @pytest.mark.parametrize("tile", sorted(kernels.conv_matmul.MATMUL_TILES))
 def test_matmul_hmm(tile, nbar, dtype):
-    """n = 257: scalar global loads; 258: 16-byte loads for float64 only; 100, 512: for both."""
+    """n = 257: scalar global loads; 258: 16-byte loads for float64 only; 100, 512: for both. 100 and 258 end
+    inside a slice of every depth (zero-filled), 512 has only whole tiles and pieces (the unchecked loads)."""
     k = kernels.get("matmul_hmm")
     inputs = k.make_inputs(nbar * nbar, dtype, nbar)
     m, r = tile
     for buffers in (1, 2):
-        assert relative_error(k, inputs, m=m, r=r, buffers=buffers) < TOL[dtype] * 10
-        assert relative_error(k, inputs, m=m, r=r, buffers=buffers, d=4) < TOL[dtype] * 10
+        for depth in k.tunables["slice"]:
+            assert relative_error(k, inputs, m=m, r=r, buffers=buffers, slice=depth) < TOL[dtype] * 10
+            assert relative_error(k, inputs, m=m, r=r, buffers=buffers, slice=depth, d=4) < TOL[dtype] * 10
 
 
 @pytest.mark.parametrize("name", ["cupy_ndimage_convolve", "cupy_signal_convolve2d", "cupy_matmul"])

@@ -199,16 +199,17 @@ def test_square_products_keep_their_one_side_entry_and_others_take_every_side():
     from memtune.kernels import conv_matmul
 
     conv = {"p": 256, "d": 0, "tile": 32, "r": 4}
-    mm = {"m": 64, "r": 4, "buffers": 2, "d": 0}
+    mm = {"m": 64, "r": 4, "buffers": 2, "slice": 16, "d": 0}
     square = conv_matmul.conv_plan(96, 96, 1, 2, "float32", conv).launches[0]
     assert square.function == "conv_f32_t32_v2_r4" and [a.value for a in square.args[3:]] == [96]
     batch = conv_matmul.conv_plan(96, 96, 3, 2, "float32", conv).launches[0]
     assert batch.function == "conv_f32_t32_v2_r4_shaped" and [a.value for a in batch.args[3:]] == [96, 96, 3]
     assert batch.blocks == 3 * 3 * 3                          # 32-tiles of three 96 x 96 images
     wide = conv_matmul.matmul_plan(64, 64, 1, "float64", mm).launches[0]
-    assert wide.function == "matmul_f64_m64_r4_b2_shaped" and [a.value for a in wide.args[3:]] == [64, 64, 1]
+    assert wide.function == "matmul_f64_m64_r4_b2_k16_shaped" and [a.value for a in wide.args[3:]] == [64, 64, 1]
+    assert wide.dynamic_shared == 2 * 2 * 16 * 64 * 8               # a and b, two buffers of 16 x 64 doubles
     assert conv_matmul.matmul_plan(130, 7, 200, "float32", mm).launches[0].blocks == 3 * 4
-    assert conv_matmul.matmul_plan(64, 64, 64, "float32", mm).launches[0].function == "matmul_f32_m64_r4_b2"
+    assert conv_matmul.matmul_plan(64, 64, 64, "float32", mm).launches[0].function == "matmul_f32_m64_r4_b2_k16"
 
 
 def test_products_of_any_sides_on_the_cpu_and_their_refusals():
@@ -270,3 +271,23 @@ def test_the_row_scan_block_is_the_largest_that_leaves_a_tenth_of_a_row_idle_at_
     with pytest.raises(ParameterError, match="at most 4096"):
         shaped.row_scan_plan(100, 10, "int32", "int64", 1024, 8)              # 128K registers: no launch
     assert shaped.row_scan_shape(10**8, 1, 8, 8, 1024, 16) == (1024, 4)       # the largest block that launches
+
+
+def test_matmul_plan_counts_whole_slices_and_old_rows_ran_slices_of_eight():
+    """inner = 100 with slices of 32: four slices (the last zero-filled past 100), 128 steps of k computed; m = 64,
+    r = 4 is 256 threads, 8 warps; r = 4 is one group of 4: a broadcast of a and 16 x 4 x 4 = 256 bytes
+    of b (2 wavefronts) a warp, 3 wavefronts a step; a piece's stash 2 * 64 * 8 * 4 / 128 = 32 line passes and
+    (64 * 8 / 4 / 32) = 4 warp-vectors of (4 + 4 * 2) wavefronts."""
+    from memtune.kernels import conv_matmul
+
+    base = {"m": 64, "r": 4, "buffers": 2, "d": 0}
+    deep = conv_matmul.matmul_plan(64, 100, 64, "float32", {**base, "slice": 32}).launches[0]
+    assert deep.function == "matmul_f32_m64_r4_b2_k32_shaped"
+    assert deep.dynamic_shared == 2 * 2 * 32 * 64 * 4
+    assert deep.flops == 2 * 64 * 64 * 128
+    assert (deep.rounds, deep.shared_rounds) == (1, 4)
+    assert deep.shared_wavefronts == 128 * 8 * 3 + 16 * (32 + 4 * 12)
+    single = conv_matmul.matmul_plan(64, 100, 64, "float32", {**base, "buffers": 1, "slice": 16}).launches[0]
+    assert (single.rounds, single.shared_rounds, single.flops) == (7, 14, 2 * 64 * 64 * 112)
+    old = conv_matmul.matmul_plan(64, 64, 64, "float32", base).launches[0]
+    assert old.function == "matmul_f32_m64_r4_b2_k8" and old.dynamic_shared == 2 * 2 * 8 * 64 * 4
