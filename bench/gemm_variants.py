@@ -10,8 +10,8 @@ tried (bench/results/h100/matmul/gemm_variants.json holds the four rounds):
   transposed slice of a padded by 4 words (``pad``), a launch bound asking for two resident blocks an SM
   (``minb`` = 2: at most 128 registers a thread), BK = 8 or 16;
 - ``gemm2``: the fetch's addresses computed once, the next step's fragments prefetched (``pf``), a grouped
-  tile order (``swz`` rows of tiles a group);
-- ``gemm3``: a's transposed stores free of bank conflicts (``cf``), the slice loop unrolled by two (``u2``);
+  tile order (``swz`` rows of tiles a group); then (round 3, as ``gemm3`` then) a's transposed stores free of
+  bank conflicts (``cf``) and the slice loop unrolled by two (``u2``);
 - ``gemm4``: the next slice's loads issued in ``parts`` pieces between the current slice's steps (BK 32 and 64
   with the registers of BK 8 or 16 in flight): what kernels/conv_matmul.cu adopted.
 
@@ -100,14 +100,16 @@ gemm(const float* __restrict__ a, const float* __restrict__ b, float* __restrict
                                                           acc[i][h * G + 3]);
         }
 }
-// The same frame with the fetch's addresses computed once (pointers advanced a slice at a time), an optional
-// prefetch of the next k's fragments (PF) and an optional grouped tile order (SWZ rows of tiles a group).
-template <int M, int R, int BK, int MINB, bool PF, int SWZ>
+// The same frame with the fetch's addresses computed once (pointers advanced a slice at a time), and options:
+// a prefetch of the next k's fragments (PF), a grouped tile order (SWZ rows of tiles a group), a's transposed
+// stores free of bank conflicts (CF: a warp's lanes cover 16 rows by 2 quads of k, the slice's rows padded by
+// 4 words) and the slice loop unrolled by two so that each buffer's shared addresses are constants (U2).
+template <int M, int R, int BK, int MINB, bool PF, int SWZ, bool CF, bool U2>
 __global__ void __launch_bounds__((M / R) * (M / R), MINB)
 gemm2(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int n) {
     constexpr int SIDE = M / R, THREADS = SIDE * SIDE, G = 4, NG = R / G, SPAN = M / NG;
-    constexpr int VECS = M * BK / 4, PER = VECS / THREADS;
-    __shared__ __align__(16) float as[2][BK][M];
+    constexpr int VECS = M * BK / 4, PER = VECS / THREADS, LDA = M + (CF ? 4 : 0);
+    __shared__ __align__(16) float as[2][BK][LDA];
     __shared__ __align__(16) float bs[2][BK][M];
     const int tid = threadIdx.x, tx = tid % SIDE, ty = tid / SIDE, across = n / M;
     int tr, tc;
@@ -127,100 +129,8 @@ gemm2(const float* __restrict__ a, const float* __restrict__ b, float* __restric
 #pragma unroll
     for (int p = 0; p < PER; ++p) {
         const int e = tid + p * THREADS;
-        pa[p] = a + (long long)(r0 + e / (BK / 4)) * n + (e % (BK / 4)) * 4;
-        pb[p] = b + (long long)(e / (M / 4)) * n + c0 + (e % (M / 4)) * 4;
-        sa[p] = (e % (BK / 4)) * 4 * M + e / (BK / 4);
-        sb[p] = (e / (M / 4)) * M + (e % (M / 4)) * 4;
-    }
-    float4 ra[PER], rb[PER];
-    auto fetch = [&]() {
-#pragma unroll
-        for (int p = 0; p < PER; ++p) {
-            ra[p] = *reinterpret_cast<const float4*>(pa[p]);
-            rb[p] = *reinterpret_cast<const float4*>(pb[p]);
-            pa[p] += BK;
-            pb[p] += (long long)BK * n;
-        }
-    };
-    auto stash = [&](int buf) {
-        float* sA = &as[buf][0][0];
-        float* sB = &bs[buf][0][0];
-#pragma unroll
-        for (int p = 0; p < PER; ++p) {
-            sA[sa[p]] = ra[p].x; sA[sa[p] + M] = ra[p].y; sA[sa[p] + 2 * M] = ra[p].z; sA[sa[p] + 3 * M] = ra[p].w;
-            *reinterpret_cast<float4*>(sB + sb[p]) = rb[p];
-        }
-    };
-    float acc[R][R];
-#pragma unroll
-    for (int i = 0; i < R; ++i)
-#pragma unroll
-        for (int j = 0; j < R; ++j) acc[i][j] = 0.f;
-    auto frag = [&](int buf, int k, float* fa, float* fb) {
-#pragma unroll
-        for (int g = 0; g < NG; ++g) {
-            *reinterpret_cast<float4*>(fa + g * G) = *reinterpret_cast<const float4*>(&as[buf][k][g * SPAN + ty * G]);
-            *reinterpret_cast<float4*>(fb + g * G) = *reinterpret_cast<const float4*>(&bs[buf][k][g * SPAN + tx * G]);
-        }
-    };
-    fetch();
-    stash(0);
-    __syncthreads();
-    int buf = 0;
-    const int slices = n / BK;
-    for (int s = 0; s < slices; ++s, buf ^= 1) {
-        const bool more = s + 1 < slices;
-        if (more) fetch();
-        float fa[2][R], fb[2][R];
-        if (PF) frag(buf, 0, fa[0], fb[0]);
-#pragma unroll
-        for (int k = 0; k < BK; ++k) {
-            const int cur = PF ? k % 2 : 0;
-            if (PF) { if (k + 1 < BK) frag(buf, k + 1, fa[(k + 1) % 2], fb[(k + 1) % 2]); }
-            else frag(buf, k, fa[0], fb[0]);
-#pragma unroll
-            for (int i = 0; i < R; ++i)
-#pragma unroll
-                for (int j = 0; j < R; ++j) acc[i][j] += fa[cur][i] * fb[cur][j];
-        }
-        if (more) stash(buf ^ 1);
-        __syncthreads();
-    }
-#pragma unroll
-    for (int i = 0; i < R; ++i)
-#pragma unroll
-        for (int h = 0; h < NG; ++h) {
-            float* dst = c + (long long)(r0 + (i / G) * SPAN + ty * G + i % G) * n + c0 + h * SPAN + tx * G;
-            *reinterpret_cast<float4*>(dst) = make_float4(acc[i][h * G], acc[i][h * G + 1], acc[i][h * G + 2],
-                                                          acc[i][h * G + 3]);
-        }
-}
-// gemm2's frame (no fragment prefetch, row-major tile order) with a's transposed stores free of bank conflicts
-// (CF: a warp's lanes cover 16 rows by 2 quads of k and the slice's rows are padded by 4 words) and the slice
-// loop unrolled by two so that each buffer's shared addresses are constants (U2).
-template <int M, int R, int BK, bool CF, bool U2>
-__global__ void __launch_bounds__((M / R) * (M / R), 2)
-gemm3(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, int n) {
-    constexpr int SIDE = M / R, THREADS = SIDE * SIDE, G = 4, NG = R / G, SPAN = M / NG;
-    constexpr int VECS = M * BK / 4, PER = VECS / THREADS, LDA = M + (CF ? 4 : 0);
-    __shared__ __align__(16) float as[2][BK][LDA];
-    __shared__ __align__(16) float bs[2][BK][M];
-    const int tid = threadIdx.x, tx = tid % SIDE, ty = tid / SIDE, across = n / M;
-    const int r0 = (blockIdx.x / across) * M, c0 = (blockIdx.x % across) * M;
-    const float* pa[PER];
-    const float* pb[PER];
-    int sa[PER], sb[PER];
-#pragma unroll
-    for (int p = 0; p < PER; ++p) {
-        const int e = tid + p * THREADS;
-        int row, kq;
-        if (CF) {
-            row = e % 16 + 16 * ((e / 32) % (M / 16));
-            kq = (e / 16) % 2 + 2 * (e / (2 * M));
-        } else {
-            row = e / (BK / 4);
-            kq = e % (BK / 4);
-        }
+        const int row = CF ? e % 16 + 16 * ((e / 32) % (M / 16)) : e / (BK / 4);
+        const int kq = CF ? (e / 16) % 2 + 2 * (e / (2 * M)) : e % (BK / 4);
         pa[p] = a + (long long)(r0 + row) * n + kq * 4;
         pb[p] = b + (long long)(e / (M / 4)) * n + c0 + (e % (M / 4)) * 4;
         sa[p] = kq * 4 * LDA + row;
@@ -251,20 +161,26 @@ gemm3(const float* __restrict__ a, const float* __restrict__ b, float* __restric
     for (int i = 0; i < R; ++i)
 #pragma unroll
         for (int j = 0; j < R; ++j) acc[i][j] = 0.f;
+    auto frag = [&](int buf, int k, float* fa, float* fb) {
+#pragma unroll
+        for (int g = 0; g < NG; ++g) {
+            *reinterpret_cast<float4*>(fa + g * G) = *reinterpret_cast<const float4*>(&as[buf][k][g * SPAN + ty * G]);
+            *reinterpret_cast<float4*>(fb + g * G) = *reinterpret_cast<const float4*>(&bs[buf][k][g * SPAN + tx * G]);
+        }
+    };
     auto slice = [&](int buf, bool more) {
         if (more) fetch();
+        float fa[2][R], fb[2][R];
+        if (PF) frag(buf, 0, fa[0], fb[0]);
 #pragma unroll
         for (int k = 0; k < BK; ++k) {
-            float fa[R], fb[R];
-#pragma unroll
-            for (int g = 0; g < NG; ++g) {
-                *reinterpret_cast<float4*>(fa + g * G) = *reinterpret_cast<const float4*>(&as[buf][k][g * SPAN + ty * G]);
-                *reinterpret_cast<float4*>(fb + g * G) = *reinterpret_cast<const float4*>(&bs[buf][k][g * SPAN + tx * G]);
-            }
+            const int cur = PF ? k % 2 : 0;
+            if (PF) { if (k + 1 < BK) frag(buf, k + 1, fa[(k + 1) % 2], fb[(k + 1) % 2]); }
+            else frag(buf, k, fa[0], fb[0]);
 #pragma unroll
             for (int i = 0; i < R; ++i)
 #pragma unroll
-                for (int j = 0; j < R; ++j) acc[i][j] += fa[i] * fb[j];
+                for (int j = 0; j < R; ++j) acc[i][j] += fa[cur][i] * fb[cur][j];
         }
         if (more) stash(buf ^ 1);
         __syncthreads();
@@ -291,7 +207,8 @@ gemm3(const float* __restrict__ a, const float* __restrict__ b, float* __restric
                                                           acc[i][h * G + 3]);
         }
 }
-// gemm3's best frame (BK a slice, fetch addresses computed once) with the next slice's global loads issued in
+
+// gemm2's best frame (BK a slice, fetch addresses computed once) with the next slice's global loads issued in
 // PARTS pieces, each before BK / PARTS of the current slice's k steps and stored after them: a deep slice
 // (fewer barriers) with the registers of a shallow one in flight. Shared memory is dynamic (BK = 32: 64 KB).
 template <int M, int R, int BK, int PARTS>
@@ -384,19 +301,19 @@ gemm4(const float* __restrict__ a, const float* __restrict__ b, float* __restric
 
 VARIANTS = [dict(m=128, r=8, bk=bk, minb=minb, warps=warps, pad=pad)
             for bk, minb, warps, pad in itertools.product((8, 16), (1, 2), (False, True), (False, True))]
-VARIANTS2 = [dict(m=128, r=8, bk=bk, minb=2, pf=pf, swz=swz)
+VARIANTS2 = [dict(m=128, r=8, bk=bk, minb=2, pf=pf, swz=swz, cf=False, u2=False)
              for bk, pf, swz in itertools.product((8, 16), (False, True), (1, 8))]
-VARIANTS3 = [dict(m=128, r=8, bk=16, cf=cf, u2=u2) for cf, u2 in itertools.product((False, True), (False, True))]
+VARIANTS3 = [dict(m=128, r=8, bk=16, minb=2, pf=False, swz=1, cf=cf, u2=u2)
+             for cf, u2 in itertools.product((False, True), (False, True)) if cf or u2]
 VARIANTS4 = [dict(m=128, r=8, bk=bk, parts=parts) for bk, parts in ((16, 1), (16, 2), (32, 2), (32, 4), (64, 8))]
 
 
 def name(v) -> str:
     if "parts" in v:
         return f"gemm4<{v['m']},{v['r']},{v['bk']},{v['parts']}>"
-    if "cf" in v:
-        return f"gemm3<{v['m']},{v['r']},{v['bk']},{str(v['cf']).lower()},{str(v['u2']).lower()}>"
     if "pf" in v:
-        return f"gemm2<{v['m']},{v['r']},{v['bk']},{v['minb']},{str(v['pf']).lower()},{v['swz']}>"
+        flags = ",".join(str(v[k]).lower() for k in ("pf", "swz", "cf", "u2"))
+        return f"gemm2<{v['m']},{v['r']},{v['bk']},{v['minb']},{flags}>"
     return f"gemm<{v['m']},{v['r']},{v['bk']},{v['minb']},{str(v['warps']).lower()},{str(v['pad']).lower()}>"
 
 

@@ -42,10 +42,14 @@ def main() -> None:
     parser.add_argument("--grid", default=str(HERE.parent / "tuner" / "grids" / "nvidia-h100-80gb-hbm3.csv"))
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--out", default=str(HERE / "results" / "h100"))
+    parser.add_argument("--only", nargs="+", metavar="KERNEL",
+                        help="replay these kernels' cases and replace their rows of the existing replay_compare.csv")
     args = parser.parse_args()
     grid = Grid.read(args.grid)
     cal = load_model(grid.device())
     cases = grid.frame[~grid.frame.kernel.str.startswith("cupy_")][["kernel", "size", "dtype", "case"]].drop_duplicates()
+    if args.only:
+        cases = cases[cases.kernel.isin(args.only)]
     rows = []
     for case in cases.itertuples():
         prob = problem(case.kernel, int(case.size), case.dtype, **json.loads(case.case))
@@ -62,6 +66,11 @@ def main() -> None:
     table = pd.DataFrame(rows)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.only and (out / "replay_compare.csv").exists():
+        kept = pd.read_csv(out / "replay_compare.csv")
+        order = {kernel: i for i, kernel in enumerate(dict.fromkeys(kept.kernel))}
+        table = pd.concat([kept[~kept.kernel.isin(args.only)], table], ignore_index=True)
+        table = table.sort_values("kernel", key=lambda k: k.map(order).fillna(len(order)), kind="stable")
     table.to_csv(out / "replay_compare.csv", index=False)
     print(table.drop(columns=[c for c in table.columns if c.endswith(" runs")]).round(3).to_string(index=False))
     print(f"\nmedian over cases of model / TPE: {table['model / tpe'].median():.3f} (goal <= 0.25)")
