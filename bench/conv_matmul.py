@@ -124,6 +124,13 @@ def knees(df, by, threads_of, preset):
     return pd.DataFrame(out)
 
 
+def report(out, csv_name, json_name, summary, rows, shown=None) -> None:
+    """Every measurement to ``csv_name``, the summary to ``json_name``; print the summary (or ``shown``)."""
+    rows.to_csv(out / csv_name, index=False)
+    print(json.dumps(summary if shown is None else shown, indent=1, default=str))
+    (out / json_name).write_text(json.dumps(summary, indent=1, default=str))
+
+
 def main() -> None:
     args, out = setup(__doc__, extra=lambda p: (
         p.add_argument("--headline-only", action="store_true", help="leave out the sweeps of Figs 3-6"),
@@ -133,21 +140,13 @@ def main() -> None:
     if args.conv_only:
         summary, rows = conv_headline(args.repeats)
         sizes, size_rows = conv_sizes(args.repeats)
-        summary["every side"] = sizes
-        pd.DataFrame(rows + size_rows).to_csv(out / "conv_headline.csv", index=False)
-        print(json.dumps({k: v for k, v in summary.items() if k != "every side"}, indent=1, default=str))
-        (out / "conv_summary.json").write_text(json.dumps(summary, indent=1, default=str))
+        report(out, "conv_headline.csv", "conv_summary.json", {**summary, "every side": sizes},
+               pd.DataFrame(rows + size_rows), shown=summary)
         return
     if args.matmul_only:
-        summary, rows = headline(args.repeats, conv=False)
-        rows.to_csv(out / "matmul_headline.csv", index=False)
-        print(json.dumps(summary, indent=1, default=str))
-        (out / "matmul_summary.json").write_text(json.dumps(summary, indent=1, default=str))
+        report(out, "matmul_headline.csv", "matmul_summary.json", *headline(args.repeats, conv=False))
         return
-    summary, rows = headline(args.repeats)
-    rows.to_csv(out / "conv_matmul_headline.csv", index=False)
-    print(json.dumps(summary, indent=1, default=str))
-    (out / "conv_matmul_summary.json").write_text(json.dumps(summary, indent=1, default=str))
+    report(out, "conv_matmul_headline.csv", "conv_matmul_summary.json", *headline(args.repeats))
     if args.headline_only:
         return
     mm = kernels.get("matmul_hmm")
