@@ -18,7 +18,6 @@ from pathlib import Path
 import numpy as np
 from common import setup
 
-import memtune
 from memtune import shapes
 
 # (family, shape, input dtype, options) off the ladder; each is compared with the nearest ladder shape
@@ -41,6 +40,11 @@ CASES = [
     ("transpose", (1000, 3000), "float32", {}), ("transpose", (4000, 4100), "float32", {}),
     ("transpose", (8, 1000, 1000), "float32", {}), ("transpose", (1080, 1920), "uint8", {}),
     ("transpose", (4095, 4095), "float32", {}),
+    # rows off a 128-byte boundary in the input only, the output only, neither (32-byte rows): where 4095² loses
+    ("transpose", (4095, 4096), "float32", {}), ("transpose", (4096, 4095), "float32", {}),
+    ("transpose", (4088, 4088), "float32", {}),
+    # float64 sums down 3000 columns (1.16 per element against 4096² in 2026-11): the rows' length or their count
+    ("sum", (5000, 3072), "float64", {"axis": 0}), ("sum", (4096, 3000), "float64", {"axis": 0}),
 ]
 # (family, shape of a, dtype, shape of f or b): the products on the seeds' kernels at any sides
 PRODUCTS = [("conv", (1080, 1920), "float32", (7, 7)), ("conv", (3, 1080, 1920), "float32", (3, 3)),
@@ -58,6 +62,11 @@ def nearest_ladder(family: str, elements: int) -> tuple:
         side = min(LADDER_SIDES, key=lambda s: abs(math.log(s * s / elements)))
         return (side, side)
     return (min(LADDER_1D, key=lambda n: abs(math.log(n / elements))),)
+
+
+def rounded(shape: tuple) -> tuple:
+    """Every axis at its nearest power of two (in log): the same call on a shape the kernels like."""
+    return tuple(1 << max(0, round(math.log2(n))) for n in shape)
 
 
 def timed(fn, repeats: int) -> float:
@@ -79,62 +88,89 @@ def peer(family: str, a, options: dict):
     return lambda: cp.ascontiguousarray(cp.swapaxes(a, -1, -2))
 
 
+def data(shape: tuple, dtype: str, seed: int = 1):
+    import cupy as cp
+
+    rng = np.random.default_rng(seed)
+    host = rng.integers(0, 200, size=shape).astype(dtype) if np.dtype(dtype).kind in "iu" else rng.random(shape).astype(dtype)
+    return cp.asarray(host)
+
+
+def call(family: str, a, options: dict, device: str):
+    """memtune.run's work on ``a`` once warm, without its host work: (the call, its launch plan or None
+    where the tuned tables answer)."""
+    import cupy as cp
+    from memtune import kernels
+    from memtune.kernels import shaped
+    from memtune.runner import choose
+
+    req = shapes.request(family, a, options)
+    if not req.tuned:
+        plan = shapes.plan(req, device)
+        out = cp.empty(req.out_shape, req.dst)
+        return (lambda: shaped.execute(plan, {"a": a, "out": out})), plan
+    choice = choose(family, a.size, req.src, device)
+    kernel = kernels.get(choice.algorithm)
+    inputs = kernel.bind({"a": a.ravel() if family in ("prefix_sums", "sum") else a}, req.src)
+    return (lambda: kernel.run(inputs, **choice.params)), None
+
+
+@functools.lru_cache(maxsize=None)
+def same_call_ms(family: str, shape: tuple, src: str, options: tuple, device: str, repeats: int) -> float:
+    """The time of memtune's answer to the same call (dtypes, layout, axis) on another shape; each shape
+    timed once a run, so every case near it is compared with the same time."""
+    fn, _ = call(family, data(shape, src, 2), dict(options), device)
+    return timed(fn, repeats)
+
+
+@functools.lru_cache(maxsize=None)
+def copy_ms(shape: tuple, dtype: str, repeats: int) -> float:
+    """A device copy of an array of this shape and type: below some 16 MB neither it nor the kernels take time in
+    proportion to the elements, so a small shape is also compared with its ladder shape copy for copy."""
+    import cupy as cp
+
+    a = data(shape, dtype, 3)
+    b = cp.empty_like(a)
+    return timed(lambda: cp.copyto(b, a), repeats)
+
+
 def measure_case(family, shape, dtype, options, device, machine, repeats):
+    """A call off the ladder against (1) the nearest ladder shape with the same input and output types and
+    layout (a 1-D ladder for scans and sums: the tables' own), and (2) the same call with each axis at its
+    nearest power of two: the odd shape's own cost, apart from what the call's kind costs."""
     import cupy as cp
     from memtune.costmodel.physical import launch as L
-    from memtune.kernels import shaped
 
-    rng = np.random.default_rng(1)
-    host = rng.integers(0, 200, size=shape).astype(dtype) if np.dtype(dtype).kind in "iu" else rng.random(shape).astype(dtype)
-    a = cp.asarray(host)
+    a = data(shape, dtype)
     req = shapes.request(family, a, options)
     elements = math.prod(shape)
     row = {"family": family, "shape": list(shape), "dtype": dtype, "options": options, "elements": elements,
            "out_dtype": req.dst, "path": "tuned" if req.tuned else "shaped"}
-    if req.tuned:
-        row["ms"] = timed(lambda: memtune.run(family, a, **options), repeats)
-    else:
-        plan = shapes.plan(req, device)
-        out = cp.empty(req.out_shape, req.dst)
-        row["ms"] = timed(lambda: shaped.execute(plan, {"a": a, "out": out}), repeats)
+    fn, plan = call(family, a, options, device)
+    row["ms"] = timed(fn, repeats)
+    if plan is not None:
         row["kernel"] = plan.launches[-1].function
         row["predicted_ms"] = L.run_time_ns(plan, machine) * 1e-6
         row["block"] = plan.launches[-1].block
+        out = cp.empty(req.out_shape, req.dst)
         if family == "sum":
             row["plans"] = sum_plans(req, device, machine, a, out, repeats)
         if family == "prefix_sums" and shapes._layout(req)[2] == 1:
             row["plans"] = scan_plans(req, machine, a, out, repeats)
-    copy = cp.empty_like(a)
-    row["copy_ms"] = timed(lambda: cp.copyto(copy, a), repeats)
+    row["copy_ms"] = copy_ms(tuple(shape), dtype, repeats)
     row["cupy_ms"] = timed(peer(family, a, options), repeats)
+    kept = tuple(sorted((k, v) for k, v in options.items() if k != "axis"))     # a ladder vector has no axis
     ladder = nearest_ladder(family, elements)
-    big = cp.asarray(rng.random(ladder).astype(np.float32))
-    row["ladder_shape"], row["ladder_dtype"] = list(ladder), "float32"
-    row["ladder_ms"] = ladder_ms(family, ladder, repeats)
+    row["ladder_shape"], row["ladder_dtype"], row["ladder_out_dtype"] = list(ladder), dtype, req.dst
+    row["ladder_ms"] = same_call_ms(family, ladder, dtype, kept, device, repeats)
     row["per_element_ratio"] = row["ms"] / elements / (row["ladder_ms"] / math.prod(ladder))
+    row["rounded_shape"] = list(rounded(shape))
+    row["rounded_ms"] = same_call_ms(family, rounded(shape), dtype, tuple(sorted(options.items())), device, repeats)
+    row["per_element_vs_rounded"] = row["ms"] / elements / (row["rounded_ms"] / math.prod(rounded(shape)))
     row["vs_copy"], row["vs_cupy"] = row["ms"] / row["copy_ms"], row["ms"] / row["cupy_ms"]
-    if not req.tuned:      # the same kernels at the ladder shape itself: the shape's cost apart from the kernel's
-        lreq = shapes.Request(family, ladder, "float32", "float32")
-        lplan = shapes.plan(lreq, device)
-        lout = cp.empty(lreq.out_shape, "float32")
-        row["shaped_at_ladder_ms"] = timed(lambda: shaped.execute(lplan, {"a": big, "out": lout}), repeats)
+    row["ladder_copy_ms"] = copy_ms(ladder, dtype, repeats)
+    row["vs_copy_against_ladder"] = row["vs_copy"] / (row["ladder_ms"] / row["ladder_copy_ms"])
     return row
-
-
-@functools.lru_cache(maxsize=None)
-def ladder_ms(family: str, shape: tuple, repeats: int) -> float:
-    """The tuned kernel memtune.run picks at a ladder shape, timed as the shaped cases are (bound to its arrays,
-    as a run once warm) and once a run: every case near it is compared with the same time."""
-    import cupy as cp
-    from memtune import kernels
-    from memtune.kernels.timing import Device
-    from memtune.runner import choose
-
-    big = cp.asarray(np.random.default_rng(1).random(shape).astype(np.float32))
-    choice = choose(family, big.size, "float32", Device.current().name)
-    kernel = kernels.get(choice.algorithm)
-    inputs = kernel.bind({"a": big}, "float32")
-    return timed(lambda: kernel.run(inputs, **choice.params), repeats)
 
 
 def sum_plans(req, device, machine, a, out, repeats) -> dict:
@@ -190,30 +226,70 @@ def sweep_strips(machine, repeats: int) -> list:
     return rows
 
 
+def product_call(family: str, a, b, device: str):
+    """memtune.run's work on the product once warm, without its host work: (the call, its launch plan)."""
+    import cupy as cp
+    from memtune import kernels
+    from memtune.kernels import shaped
+    from memtune.runner import choose
+
+    req = shapes.request(family, a, {}, b)
+    second = "f" if family == "conv" else "b"
+    if not req.tuned:
+        plan = shapes.plan(req, device)
+        arrays = {"a": a, second: b, "out": cp.empty(req.out_shape, req.src)}
+        return (lambda: shaped.execute(plan, arrays)), plan
+    choice = choose(family, a.size, req.src, device, (("v", b.shape[0] // 2),) if family == "conv" else ())
+    kernel = kernels.get(choice.algorithm)
+    inputs = kernel.bind({"a": a, second: b}, req.src)
+    return (lambda: kernel.run(inputs, **choice.params)), None
+
+
+def seeds_kernel_ms(family: str, a, b, repeats: int) -> float:
+    """The seeds' kernel (conv_hmm, matmul_hmm) on this shape in its default configuration, whatever the
+    tables pick: what the kernel itself pays for the shape."""
+    import cupy as cp
+    from memtune.kernels import conv_matmul, get, shaped
+
+    params = get(f"{family}_hmm").check_params({})
+    if family == "conv":
+        s = a.shape
+        plan = conv_matmul.conv_plan(s[-2], s[-1], math.prod(s[:-2]), b.shape[0] // 2, str(a.dtype), params)
+        arrays = {"a": a, "f": b, "out": cp.empty_like(a)}
+    else:
+        plan = conv_matmul.matmul_plan(a.shape[0], a.shape[1], b.shape[1], str(a.dtype), params)
+        arrays = {"a": a, "b": b, "out": cp.empty((a.shape[0], b.shape[1]), a.dtype)}
+    return timed(lambda: shaped.execute(plan, arrays), repeats)
+
+
 def measure_product(family, shape, dtype, other, device, machine, repeats):
-    """Per output pixel (convolution) or per multiply-add (product) against the nearest ladder square."""
+    """Per output pixel (convolution) or per multiply-add (product) against the nearest ladder square: memtune's
+    answer at each, and the seeds' kernel in one configuration at each."""
     import cupy as cp
     from memtune.costmodel.physical import launch as L
-    from memtune.kernels import shaped
 
     a, b = (cp.random.default_rng(1).standard_normal(s, dtype=dtype) for s in (shape, other))
-    req = shapes.request(family, a, {}, b)
-    plan = shapes.plan(req, device)
-    arrays = {"a": a, "f" if family == "conv" else "b": b, "out": cp.empty(req.out_shape, dtype)}
-    ms = timed(lambda: shaped.execute(plan, arrays), repeats)
+    fn, plan = product_call(family, a, b, device)
+    ms = timed(fn, repeats)
+    kernel = plan.launches[-1].function if plan else "tuned"      # a square: the tuned tables' kernel
     work = math.prod(shape) if family == "conv" else shape[0] * shape[1] * other[1]
     side = min(LADDER_SIDES, key=lambda s: abs(math.log((s * s if family == "conv" else s ** 3) / work)))
     big = cp.random.default_rng(2).standard_normal((side, side), dtype=dtype)
     second = b if family == "conv" else cp.random.default_rng(3).standard_normal((side, side), dtype=dtype)
-    ladder_ms = timed(lambda: memtune.run(family, big, second), repeats)
+    ladder_ms = timed(product_call(family, big, second, device)[0], repeats)
     ladder_work = side * side if family == "conv" else side ** 3
     peer_ms = timed((lambda: cp.matmul(a, b)) if family == "matmul" else peer_conv(a, b), repeats)
+    seeds_ms, seeds_ladder_ms = seeds_kernel_ms(family, a, b, repeats), seeds_kernel_ms(family, big, second, repeats)
+    library = plan is None or plan.launches[-1].library
     row = {"family": family, "shape": list(shape), "other": list(other), "dtype": dtype, "path": "shaped",
-           "kernel": plan.launches[-1].function, "ms": ms, "ladder_shape": [side, side], "ladder_ms": ladder_ms,
+           "kernel": kernel, "ms": ms, "ladder_shape": [side, side], "ladder_ms": ladder_ms,
            "per_element_ratio": ms / work / (ladder_ms / ladder_work), "peer_ms": peer_ms, "vs_peer": ms / peer_ms,
-           "predicted_ms": L.run_time_ns(plan, machine) * 1e-6}
-    print(f"{family:8s} {str(shape):18s} x {str(other):14s} {dtype} {ms:.4f} ms  ladder {side}² {ladder_ms:.4f} ms  "
-          f"per-work {row['per_element_ratio']:.3f}  peer {row['vs_peer']:.2f}x  model {row['predicted_ms']:.4f}", flush=True)
+           "predicted_ms": None if library else L.run_time_ns(plan, machine) * 1e-6,
+           "seeds_kernel_ms": seeds_ms, "seeds_kernel_ladder_ms": seeds_ladder_ms,
+           "seeds_kernel_per_element_ratio": seeds_ms / work / (seeds_ladder_ms / ladder_work)}
+    print(f"{family:8s} {str(shape):18s} x {str(other):14s} {dtype} {kernel} {ms:.4f} ms  ladder {side}² "
+          f"{ladder_ms:.4f} ms  per-work {row['per_element_ratio']:.3f}  peer {row['vs_peer']:.2f}x  seeds' kernel "
+          f"{seeds_ms:.4f} / {seeds_ladder_ms:.4f} ms ({row['seeds_kernel_per_element_ratio']:.3f})", flush=True)
     return row
 
 
@@ -268,7 +344,8 @@ def main() -> int:
         rows.append(row)
         print(f"{family:12s} {str(shape):18s} {dtype:8s} {json.dumps(options):34s} {row['path']:6s} "
               f"{row['ms']:.4f} ms  ladder {row['ladder_shape']} {row['ladder_ms']:.4f} ms  per-element "
-              f"{row['per_element_ratio']:.3f}  copy {row['vs_copy']:.2f}x  cupy {row['vs_cupy']:.2f}x"
+              f"{row['per_element_ratio']:.3f}  rounded {row['rounded_shape']} {row['per_element_vs_rounded']:.3f}  "
+              f"over the copy against the ladder's {row['vs_copy_against_ladder']:.3f}  copy {row['vs_copy']:.2f}x  cupy {row['vs_cupy']:.2f}x"
               + (f"  model {row['predicted_ms']:.4f}" if "predicted_ms" in row else ""), flush=True)
     result = {"device": device, "repeats": args.repeats, "rows": rows, "strip_shapes": sweep_strips(machine, args.repeats)}
     (out / "shapes.json").write_text(json.dumps(result, indent=1) + "\n")

@@ -78,13 +78,15 @@ def _matmul(inputs, a, b, out):
 def _ndimage_convolve(inputs, a, f, out):
     from cupyx.scipy import ndimage
 
-    ndimage.convolve(a, f[::-1, ::-1], output=out, mode="constant", cval=0.0)   # convolve flips; we correlate
+    flipped = f[::-1, ::-1].reshape((1,) * (a.ndim - 2) + f.shape)     # convolve flips; we correlate; no mixing
+    ndimage.convolve(a, flipped, output=out, mode="constant", cval=0.0)  # across a batch's images
 
 
 def _signal_convolve2d(inputs, a, f, out):
     from cupyx.scipy import signal
 
-    out[...] = signal.convolve2d(a, f[::-1, ::-1], mode="same", boundary="fill")
+    for image in np.ndindex(a.shape[:-2]):                                # convolve2d takes one image
+        out[image] = signal.convolve2d(a[image], f[::-1, ::-1], mode="same", boundary="fill")
 
 
 LIBRARY = {

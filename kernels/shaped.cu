@@ -16,7 +16,8 @@
 //   ROWS and COLS select the summed area table (both), or column prefix sums (COLS only); TOTAL
 //   writes only the column totals (sums over an axis that is not the last); PAD writes OpenCV's
 //   (h+1) x (w+1) layout with a zero first row and column.
-// * transpose: the last two axes of a batch, 32 x 32 tiles through shared memory, by element size.
+// * transpose: the last two axes of a batch, 64 x 64 tiles through shared memory, by element size; output
+//   rows that are not whole 32-byte sectors in tiles shifted to start each row's run on a sector.
 //
 // Status words are lookback.cuh's (a value and its state, epoch << 2 | kind, travelling together);
 // integer sums travel in its float and double words bit for bit.
@@ -517,6 +518,48 @@ __device__ void transpose(const E* __restrict__ a, E* __restrict__ b, int h, int
     }
 }
 
+// Output rows of h elements that are not a whole number of 32-byte sectors start anywhere in a sector: each
+// tile's run of 64 elements of a row then begins and ends inside sectors that the tiles beside it write
+// too, and on the H100 a 4095^2 float transpose took 1.31x the copy (4096 x 4095, reading such rows and
+// writing whole sectors, 1.07x). Here a tile writes each output row's run from the start of the sector
+// its first element falls in (64 elements further on, the next tile's run starts there too, as 64 is a
+// whole number of sectors), so it holds S more input rows above its own; those are the tile above's rows,
+// read again from the L2.
+template <typename E, int T, int S, bool WHOLE>
+__device__ __forceinline__ void shifted_tile_in(const E* src, E (&t)[T + S][T + 1], int h, int w, int tr, int tc) {
+#pragma unroll
+    for (int y = threadIdx.y; y < T + S; y += 8) {
+        const int r = tr - S + y;
+#pragma unroll
+        for (int cx = 0; cx < T; cx += 32)
+            if (WHOLE || (r >= 0 && r < h && tc + cx + threadIdx.x < w))
+                t[y][cx + threadIdx.x] = src[(long long)r * w + tc + cx + threadIdx.x];
+    }
+}
+
+template <typename E>
+__device__ void transpose_shifted(const E* __restrict__ a, E* __restrict__ b, int h, int w, long long count) {
+    constexpr int T = 64, S = 32 / (int)sizeof(E);
+    __shared__ E t[T + S][T + 1];
+    const int tc = blockIdx.x * T, tr = blockIdx.y * T;
+    const bool last = tr + T >= h, whole = tr >= S && !last && tc + T <= w;
+    for (long long i = blockIdx.z; i < count; i += gridDim.z) {
+        const E* src = a + i * (long long)h * w;
+        E* dst = b + i * (long long)h * w;
+        if (whole) shifted_tile_in<E, T, S, true>(src, t, h, w, tr, tc);
+        else shifted_tile_in<E, T, S, false>(src, t, h, w, tr, tc);
+        __syncthreads();
+        for (int y = threadIdx.y; y < T && tc + y < w; y += 8) {
+            E* line = dst + (long long)(tc + y) * h;
+            const int s = (int)(((size_t)(line + tr) / sizeof(E)) & (S - 1));   // elements past a sector start
+            const int end = last ? h : tr + T - s;
+            for (int p = tr - s + (int)threadIdx.x; p < end; p += 32)
+                if (p >= 0) line[p] = t[p - tr + S][y];
+        }
+        __syncthreads();
+    }
+}
+
 // ---- instances --------------------------------------------------------------------------------
 template <bool WANT, typename IN, typename OUT, int THREADS, int V, bool TOTAL>
 __device__ __forceinline__ void segmented_scan_if(const IN* a, OUT* b, long long n, long long len, unsigned* t,
@@ -543,9 +586,10 @@ __device__ __forceinline__ void tiles_if(const IN* a, OUT* b, int h, int w, int 
     if constexpr (WANT) tiles<IN, OUT, WARPS, RPW, V, PAD, ROWS>(a, b, h, w, tx, per, t, s, e);
 }
 
-template <bool WANT, typename E>
+template <bool WANT, typename E, bool SHIFTED>
 __device__ __forceinline__ void transpose_if(const E* a, E* b, int h, int w, long long count) {
-    if constexpr (WANT) transpose<E>(a, b, h, w, count);
+    if constexpr (WANT && SHIFTED) transpose_shifted<E>(a, b, h, w, count);
+    else if constexpr (WANT) transpose<E>(a, b, h, w, count);
 }
 
 // segmented_scan_<in>_<out>_<scan|total>: 16 sums a thread, 512 threads for 4-byte sums and 256 for 8-byte
@@ -606,5 +650,7 @@ MEMTUNE_SUM_PAIRS(PAIR)
 
 #define TRANSPOSE(E, S)                                                                               \
     extern "C" __global__ void transpose_##S(const E* a, E* b, int h, int w, long long count) {        \
-        transpose_if<MEMTUNE_WANTS(transpose_##S), E>(a, b, h, w, count); }
+        transpose_if<MEMTUNE_WANTS(transpose_##S), E, false>(a, b, h, w, count); }                    \
+    extern "C" __global__ void transpose_##S##_shifted(const E* a, E* b, int h, int w, long long count) { \
+        transpose_if<MEMTUNE_WANTS(transpose_##S##_shifted), E, true>(a, b, h, w, count); }
 TRANSPOSE(unsigned char, b1) TRANSPOSE(unsigned short, b2) TRANSPOSE(unsigned int, b4) TRANSPOSE(unsigned long long, b8)

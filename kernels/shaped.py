@@ -48,6 +48,7 @@ ROW_SCAN_WIDENING_VECTORS = 8
 ROW_SCAN_PAIRS = frozenset({("int32", "int32"), ("int32", "float64"), ("int64", "int64"), ("float32", "float32"),
                             ("float32", "float64"), ("float64", "float64"), ("uint16", "int32"), ("uint16", "float32")})
 TRANSPOSE_TILE = 64
+SECTOR = 32                                   # bytes: the unit a DRAM write moves whole
 CHUNK = 128                                   # columns a strip's chunk covers (32 lanes x 4)
 STRIP_SHAPES = ((4, 4), (4, 8), (8, 2), (8, 4), (8, 8), (16, 2), (16, 4))   # (warps, rows a warp)
 # (warps, rows a warp, columns a lane / 32): the three that led among ten measured on the H100
@@ -210,13 +211,20 @@ def tiles_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warps
 
 
 def transpose_plan(count: int, h: int, w: int, itemsize: int) -> Plan:
-    """b[i] = a[i].T for ``count`` h x w matrices of ``itemsize``-byte elements."""
+    """b[i] = a[i].T for ``count`` h x w matrices of ``itemsize``-byte elements. Where an output row (h
+    elements of 2 to 8 bytes) is not a whole number of 32-byte sectors, the tiles are shifted to start each
+    row's run on a sector (shaped.cu's ``transpose_shifted``). On the H100, both ways in one run
+    (bench/transpose_shift.py, bench/results/h100/transpose_shifted.json), 4095² floats took 1.29x the copy
+    plain and 1.09x shifted, 4095² doubles 1.19x and 1.15x, 4095² uint16 1.47x and 1.40x; 1-byte elements,
+    whose shifted tile reads 96 rows for the 64 it writes, ran slower shifted (1000 x 3000 uint8 1.38x
+    against 1.55x), and so do shapes whose rows are whole sectors (4096² 1.04x against 1.12x)."""
     if max(h, w) > MAX_SIDE:
         raise ParameterError("a", f"transpose takes sides up to {MAX_SIDE}, got {h} x {w}")
     grid = (cdiv(w, TRANSPOSE_TILE), cdiv(h, TRANSPOSE_TILE), min(count, 65535))
     nbytes = count * h * w * itemsize
+    shifted = "_shifted" if itemsize >= 2 and h * itemsize % SECTOR else ""
     return Plan({"a": nbytes, "out": nbytes}, (Launch(
-        f"transpose_b{itemsize}", grid, (32, 8),
+        f"transpose_b{itemsize}{shifted}", grid, (32, 8),
         args=(Array("a"), Array("out"), Scalar(h, "int32"), Scalar(w, "int32"), Scalar(count, "int64")),
         accesses=(Access("a", nbytes), Access("out", nbytes, write=True)),
         rounds=cdiv(count, 65535) * 2, shared_wavefronts=cdiv(count, 65535) * 32 * max(1, itemsize // 4),

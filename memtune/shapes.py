@@ -12,8 +12,9 @@ physical model) on a GPU, and to numpy on the CPU, with the same options and the
   and ``cupy.sum``'s meanings (no axis: the flattened array);
 * ``transpose(a)``: the last two axes swapped, any element type of 1, 2, 4 or 8 bytes;
 * ``conv(a, f)``: every h x w image along the last two axes, a square filter of odd side 3 to 15;
-  ``matmul(a, b)``: any M x K by K x N; both float32 or float64, on the seeds' kernels (conv_matmul.cu)
-  with the configuration the tables pick for as much work at a square size.
+  ``matmul(a, b)``: any M x K by K x N; both float32 or float64, with what the tables pick for as much
+  work at a square size: the seeds' kernels (conv_matmul.cu) in that configuration, or CuPy's own
+  operation where it measured fastest there.
 
 Sums are taken in ``dtype``, by default as ``cupy.cumsum`` promotes (uint8 and uint16 to uint64, int32 to
 int64); a type the input does not convert to without loss is refused, with the types it does.
@@ -271,8 +272,10 @@ def shape_answer(choice, device: str | None):
 
 
 def _product_plan(req: Request, device: str | None):
-    """The seeds' kernel on this shape, with the configuration the tables pick for the square problem of as
-    much work (its parameters do not depend on the sides)."""
+    """What the tables pick for the square problem of as much work, on this shape: the seeds' kernel with that
+    configuration (its parameters do not depend on the sides), or, where the family's measured best there is
+    CuPy's own operation (cuBLAS's matmul at every recorded size on the H100 and H200), that operation."""
+    from .costmodel.physical.launch import Array, Launch, Plan
     from .kernels import conv_matmul, get
     from .runner import choose
 
@@ -284,6 +287,11 @@ def _product_plan(req: Request, device: str | None):
         v, work, case = 0, round((s[0] * s[1] * req.other[1]) ** (2 / 3)), ()
     side = max(1, math.isqrt(work))
     choice = choose(req.family, side * side, req.src, device, case) if device else None
+    if choice is not None and get(choice.algorithm).peer:
+        second = "f" if req.family == "conv" else "b"
+        e = np.dtype(req.src).itemsize
+        sizes = {"a": math.prod(s) * e, second: math.prod(req.other) * e, "out": math.prod(req.out_shape) * e}
+        return Plan(sizes, (Launch(get(choice.algorithm).op, 1, 1, args=(Array("a"), Array(second), Array("out"))),))
     params = get(name).check_params(choice.params if choice and choice.algorithm == name else {})
     if req.family == "conv":
         return conv_matmul.conv_plan(s[-2], s[-1], math.prod(s[:-2]), v, req.src, params)

@@ -1,5 +1,6 @@
 """The arrays users have, without a GPU: what memtune.run takes and refuses, the result types it
 promises, the plans it runs, and the CPU fallback's values at hand-computed points."""
+import math
 import re
 import warnings
 from importlib import resources
@@ -102,6 +103,7 @@ def test_what_is_not_taken_is_refused_naming_the_parameter(family, array, option
     ((4, 37, 129), "sum", {"axis": 2, "dtype": "float32"}, "row_groups_u8_f32_g32", 4 * 37 * 32 // 256 + 1),
     ((4, 37, 7), "sum", {"axis": 2, "dtype": "float32"}, "row_groups_u8_f32_g1", 4 * 37 // 256 + 1),
     ((1000, 3000), "transpose", {}, "transpose_b1", None),
+    ((2, 1024, 3000), "transpose", {}, "transpose_b1", None),
 ])
 def test_each_call_runs_the_plan_its_layout_needs(shape, family, options, function, grid):
     req = shapes.request(family, np.zeros(shape, np.uint8), options)
@@ -115,7 +117,16 @@ def test_each_call_runs_the_plan_its_layout_needs(shape, family, options, functi
         images, h = (shape[0], shape[1]) if len(shape) == 3 else (1, shape[0])
         assert launch.blocks == images * -(-h // (warps * rows)) and launch.shape == (32, warps, 1)
     if family == "transpose":
-        assert launch.grid_shape == (-(-3000 // 64), -(-1000 // 64), 1)
+        assert launch.grid_shape == (-(-3000 // 64), -(-shape[-2] // 64), math.prod(shape[:-2]))
+
+
+@pytest.mark.parametrize("h, itemsize, shifted", [
+    (4095, 4, True), (4095, 8, True), (4092, 4, True),          # output rows of 16380, 32760, 16368 bytes
+    (4096, 4, False), (4088, 4, False), (4092, 8, False),       # 16384, 16352, 32736: whole sectors
+    (1000, 2, True), (1000, 1, False)])                         # 1-byte elements: never (their shift costs more)
+def test_transposes_shift_their_tiles_where_output_rows_are_off_a_sector(h, itemsize, shifted):
+    function = shaped.transpose_plan(2, h, 300, itemsize).launches[0].function
+    assert function == f"transpose_b{itemsize}" + ("_shifted" if shifted else "")
 
 
 def test_reductions_sum_their_partials_until_one_is_left():
@@ -210,6 +221,23 @@ def test_square_products_keep_their_one_side_entry_and_others_take_every_side():
     assert wide.dynamic_shared == 2 * 2 * 16 * 64 * 8               # a and b, two buffers of 16 x 64 doubles
     assert conv_matmul.matmul_plan(130, 7, 200, "float32", mm).launches[0].blocks == 3 * 4
     assert conv_matmul.matmul_plan(64, 64, 64, "float32", mm).launches[0].function == "matmul_f32_m64_r4_b2_k16"
+
+
+def test_products_of_other_sides_follow_the_family_choice_at_as_much_work(data_dir):
+    """The shipped tables pick cuBLAS's matmul at every recorded size and, for float64 3 x 3 filters at 512²
+    on the H100, CuPy's ndimage convolution: a product of other sides as much work runs that operation on
+    its own arrays; float32 filters there pick conv_hmm, which runs in its shaped form."""
+    h100 = "NVIDIA H100 80GB HBM3"
+    product = shapes.plan(shapes.request("matmul", np.zeros((1000, 700)), {}, np.zeros((700, 900))), h100)
+    (launch,) = product.launches
+    assert launch.library and launch.function == "matmul" and [a.name for a in launch.args] == ["a", "b", "out"]
+    assert product.arrays == {"a": 1000 * 700 * 8, "b": 700 * 900 * 8, "out": 1000 * 900 * 8}
+    image = np.zeros((2, 300, 437))                          # 262 200 pixels: the 512² row's work
+    (conv,) = shapes.plan(shapes.request("conv", image, {}, np.zeros((3, 3))), h100).launches
+    assert conv.library and conv.function == "ndimage_convolve" and [a.name for a in conv.args] == ["a", "f", "out"]
+    single = shapes.request("conv", image.astype(np.float32), {}, np.zeros((3, 3), np.float32))
+    assert shapes.plan(single, h100).launches[0].function == "conv_f32_t32_v1_r2_shaped"
+    assert not shapes.plan(shapes.request("matmul", np.zeros((10, 7)), {}, np.zeros((7, 9))), None).launches[0].library
 
 
 def test_products_of_any_sides_on_the_cpu_and_their_refusals():

@@ -202,7 +202,10 @@ def test_int32_overflow_wraps_as_numpy_does():
     _check(memtune.prefix_sums(a, dtype="int32"), np.cumsum(a, dtype=np.int32), "int32")
 
 
-@pytest.mark.parametrize("shape", [(1, 1), (33, 65), (1000, 3000), (2, 3, 100, 37), (5, 1, 77)])
+# output rows off 32-byte sectors at every element size (the shifted tiles: 1000 uint8 or uint16, 100, 4095,
+# 129; batches whose matrices start off a sector), and rows that are whole sectors (1000 float32, 1024)
+@pytest.mark.parametrize("shape", [(1, 1), (33, 65), (1000, 3000), (2, 3, 100, 37), (5, 1, 77), (4095, 4095),
+                                   (129, 1030), (3, 1024, 257)])
 @pytest.mark.parametrize("dtype", ["uint8", "uint16", "float32", "int64", "complex64"])
 def test_transpose_of_any_shape_and_element_size_matches_numpy(shape, dtype):
     rng = np.random.default_rng()
@@ -235,10 +238,10 @@ def test_convolution_of_any_image_and_batch_matches_scipy(shape, v, dtype):
 
     rng = np.random.default_rng()
     a, f = rng.standard_normal(shape).astype(dtype), rng.standard_normal((2 * v + 1, 2 * v + 1)).astype(dtype)
-    got = memtune.conv(a, f).get()
     expected = correlate(a.astype(np.float64), f.astype(np.float64)[(None,) * (a.ndim - 2)], mode="constant")
-    assert got.shape == shape and got.dtype == np.dtype(dtype)
-    np.testing.assert_allclose(got, expected, atol=1e-3 if dtype == "float32" else 1e-10)
+    for got in (memtune.conv(a, f), _seeds_kernel("conv", a, f)):     # what the tables pick; conv_hmm itself
+        assert got.shape == shape and got.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(got.get(), expected, atol=1e-3 if dtype == "float32" else 1e-10)
 
 
 @pytest.mark.parametrize("m,k,n", [(1, 1, 1), (3, 4, 5), (300, 400, 500), (1000, 64, 3000), (130, 1027, 7), (257, 33, 129)])
@@ -246,10 +249,25 @@ def test_convolution_of_any_image_and_batch_matches_scipy(shape, v, dtype):
 def test_matmul_of_any_m_k_n_matches_numpy(m, k, n, dtype):
     rng = np.random.default_rng()
     a, b = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((k, n)).astype(dtype)
-    got = memtune.matmul(a, b).get()
-    assert got.shape == (m, n) and got.dtype == np.dtype(dtype)
     tol = 1e-3 * np.sqrt(k) if dtype == "float32" else 1e-10 * np.sqrt(k)
-    np.testing.assert_allclose(got, a.astype(np.float64) @ b.astype(np.float64), atol=tol)
+    for got in (memtune.matmul(a, b), _seeds_kernel("matmul", a, b)):  # what the tables pick (cuBLAS); matmul_hmm
+        assert got.shape == (m, n) and got.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(got.get(), a.astype(np.float64) @ b.astype(np.float64), atol=tol)
+
+
+def _seeds_kernel(family, a, b):
+    """conv_hmm or matmul_hmm on these arrays in its default configuration, whatever the tables pick."""
+    import cupy as cp
+    from memtune.kernels import conv_matmul, get, shaped
+
+    params = get(f"{family}_hmm").check_params({})
+    a, b = cp.asarray(a), cp.asarray(b)
+    if family == "conv":
+        s = a.shape
+        plan = conv_matmul.conv_plan(s[-2], s[-1], int(np.prod(s[:-2])), b.shape[0] // 2, str(a.dtype), params)
+        return shaped.execute(plan, {"a": a, "f": b, "out": cp.empty_like(a)})
+    plan = conv_matmul.matmul_plan(a.shape[0], a.shape[1], b.shape[1], str(a.dtype), params)
+    return shaped.execute(plan, {"a": a, "b": b, "out": cp.empty((a.shape[0], b.shape[1]), a.dtype)})
 
 
 def test_a_shaped_build_records_every_shape_checked_and_memtune_run_follows_it(data_dir):

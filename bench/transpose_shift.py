@@ -1,0 +1,58 @@
+"""The transpose's two tilings at the same shapes, in one run: plain 64 x 64 tiles, and tiles shifted so that
+each output row's run starts on a 32-byte sector (shaped.cu's ``transpose_shifted``), each against a device
+copy of the input. Which of the two memtune runs is ``shaped.transpose_plan``'s rule; this measures it.
+
+    python bench/transpose_shift.py --out bench/results/h100
+
+Output rows off a sector: 4095² and 4095 x 4096 (4 bytes), 4095² (8 bytes), 1000 x 3000 and 1080 x 1920
+(1 byte), 4095² (2 bytes); on a sector: 4096 x 4095, 4088², 4096². Medians of ``--repeats``, cold L2, every
+result checked against the input. Writes transpose_shifted.json.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+
+from common import setup
+
+SHAPES = [((4095, 4095), "float32"), ((4095, 4096), "float32"), ((4096, 4095), "float32"), ((4088, 4088), "float32"),
+          ((4096, 4096), "float32"), ((4095, 4095), "float64"), ((4095, 4095), "uint16"), ((1000, 3000), "uint8"),
+          ((1080, 1920), "uint8")]
+
+
+def main() -> int:
+    args, out = setup(__doc__, repeats=15)
+    import cupy as cp
+    from memtune.kernels import shaped
+    from memtune.kernels.timing import time_call
+
+    def median(fn) -> float:
+        return float(np.median(time_call(fn, args.repeats)))
+
+    rows = []
+    for shape, dtype in SHAPES:
+        a = cp.asarray(np.random.default_rng().integers(0, 200, size=shape).astype(dtype))
+        out_ = cp.empty(shape[::-1], dtype)
+        copy = cp.empty_like(a)
+        copy_ms = median(lambda: cp.copyto(copy, a))
+        plan = shaped.transpose_plan(1, *shape, a.itemsize)
+        row = {"shape": list(shape), "dtype": dtype, "copy_ms": copy_ms, "memtune_runs": plan.launches[0].function}
+        for kind in ("plain", "shifted"):
+            function = f"transpose_b{a.itemsize}" + ("_shifted" if kind == "shifted" else "")
+            forced = dataclasses.replace(plan, launches=(dataclasses.replace(plan.launches[0], function=function),))
+            out_.fill(0)
+            ms = median(lambda: shaped.execute(forced, {"a": a, "out": out_}))
+            if not bool((out_ == a.T).all()):
+                raise SystemExit(f"transpose_shift: {function} gave a wrong transpose of {shape} {dtype}")
+            row[f"{kind}_ms"], row[f"{kind}_vs_copy"] = ms, ms / copy_ms
+        rows.append(row)
+        print(f"{str(shape):14s} {dtype:8s} plain {row['plain_vs_copy']:.3f}x copy, shifted {row['shifted_vs_copy']:.3f}x;"
+              f" memtune runs {row['memtune_runs']}", flush=True)
+    (out / "transpose_shifted.json").write_text(json.dumps({"repeats": args.repeats, "rows": rows}, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
