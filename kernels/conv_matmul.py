@@ -5,7 +5,6 @@ import math
 
 import numpy as np
 
-from ..costmodel.errors import ParameterError
 from ..costmodel.physical.launch import Access, Array, Launch, Plan, Scalar
 from .base import Inputs, Kernel, cdiv, cupy, dtype_of, hmm_occupancy, suffix
 

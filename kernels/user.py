@@ -40,7 +40,7 @@ from ..costmodel.physical.launch import Access, Array, Launch, Plan, Scalar
 from ..costmodel.space import evaluate as evaluate_expression
 from . import resources as compiled
 from .base import Inputs, Kernel
-from .device import USER, cupy, register_source
+from .device import cupy, register_source
 
 DEFAULT_BLOCK_NAMES = ("block_size_x", "block_size_y", "block_size_z")
 DEFAULT_BLOCK = (256, 1, 1)

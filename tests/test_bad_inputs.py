@@ -86,9 +86,9 @@ def test_a_reported_bad_input_is_one_line_and_exit_2(argv, name, files):
 
 
 def test_the_schedule_prints_the_file_it_wrote(tmp_path):
-    for given, written in (("sched", "sched.npz"), ("x.npz", "x.npz")):
+    for name, written in (("sched", "sched.npz"), ("x.npz", "x.npz")):
         code, out, err = _cli("schedule", "--kind", "dmm", "--perm", "random", "--n", "64", "--w", "32",
-                              "--out", str(tmp_path / given))
+                              "--out", str(tmp_path / name))
         assert code == 0 and f"-> {tmp_path / written}:" in out, (out, err)
         assert (tmp_path / written).is_file()
     (tmp_path / "folder.npz").mkdir()

@@ -8,9 +8,7 @@ stays short; sizes are drawn small, huge or invalid.
 import io
 import os
 import string
-import sys
 from contextlib import redirect_stderr, redirect_stdout
-from pathlib import Path
 
 import numpy as np
 import pytest

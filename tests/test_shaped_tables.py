@@ -1,6 +1,5 @@
 """Tables for the shaped kernels, without a GPU: what a recorded request answers, what an unrecorded one is
 ranked by, which rows are not trusted, and that memtune.run's plans follow the table."""
-import math
 
 import numpy as np
 import pytest

@@ -24,7 +24,7 @@ import hashlib
 import json
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from . import result as report
 from .errors import TrialFailed, TunerError
