@@ -96,22 +96,23 @@ def data(shape: tuple, dtype: str, seed: int = 1):
     return cp.asarray(host)
 
 
-def call(family: str, a, options: dict, device: str):
-    """memtune.run's work on ``a`` once warm, without its host work: (the call, its launch plan or None
-    where the tuned tables answer)."""
+def call(family: str, a, options: dict, device: str, b=None):
+    """memtune.run's work on ``a`` (and a product's second operand ``b``) once warm, without its host work:
+    (the call, its launch plan or None where the tuned tables answer)."""
     import cupy as cp
     from memtune import kernels
-    from memtune.kernels import shaped
+    from memtune.kernels import conv_matmul, shaped
     from memtune.runner import choose
 
-    req = shapes.request(family, a, options)
+    req = shapes.request(family, a, options, b)
+    arrays = {"a": a} if b is None else {"a": a, conv_matmul.SECOND[family]: b}
     if not req.tuned:
         plan = shapes.plan(req, device)
-        out = cp.empty(req.out_shape, req.dst)
-        return (lambda: shaped.execute(plan, {"a": a, "out": out})), plan
-    choice = choose(family, a.size, req.src, device)
+        arrays["out"] = cp.empty(req.out_shape, req.dst)
+        return (lambda: shaped.execute(plan, arrays)), plan
+    choice = choose(family, a.size, req.src, device, (("v", b.shape[0] // 2),) if family == "conv" else ())
     kernel = kernels.get(choice.algorithm)
-    inputs = kernel.bind({"a": a.ravel() if family in ("prefix_sums", "sum") else a}, req.src)
+    inputs = kernel.bind({**arrays, "a": a.ravel() if family in ("prefix_sums", "sum") else a}, req.src)
     return (lambda: kernel.run(inputs, **choice.params)), None
 
 
@@ -226,39 +227,15 @@ def sweep_strips(machine, repeats: int) -> list:
     return rows
 
 
-def product_call(family: str, a, b, device: str):
-    """memtune.run's work on the product once warm, without its host work: (the call, its launch plan)."""
-    import cupy as cp
-    from memtune import kernels
-    from memtune.kernels import shaped
-    from memtune.runner import choose
-
-    req = shapes.request(family, a, {}, b)
-    second = "f" if family == "conv" else "b"
-    if not req.tuned:
-        plan = shapes.plan(req, device)
-        arrays = {"a": a, second: b, "out": cp.empty(req.out_shape, req.src)}
-        return (lambda: shaped.execute(plan, arrays)), plan
-    choice = choose(family, a.size, req.src, device, (("v", b.shape[0] // 2),) if family == "conv" else ())
-    kernel = kernels.get(choice.algorithm)
-    inputs = kernel.bind({"a": a, second: b}, req.src)
-    return (lambda: kernel.run(inputs, **choice.params)), None
-
-
 def seeds_kernel_ms(family: str, a, b, repeats: int) -> float:
     """The seeds' kernel (conv_hmm, matmul_hmm) on this shape in its default configuration, whatever the
     tables pick: what the kernel itself pays for the shape."""
     import cupy as cp
     from memtune.kernels import conv_matmul, get, shaped
 
-    params = get(f"{family}_hmm").check_params({})
-    if family == "conv":
-        s = a.shape
-        plan = conv_matmul.conv_plan(s[-2], s[-1], math.prod(s[:-2]), b.shape[0] // 2, str(a.dtype), params)
-        arrays = {"a": a, "f": b, "out": cp.empty_like(a)}
-    else:
-        plan = conv_matmul.matmul_plan(a.shape[0], a.shape[1], b.shape[1], str(a.dtype), params)
-        arrays = {"a": a, "b": b, "out": cp.empty((a.shape[0], b.shape[1]), a.dtype)}
+    plan = conv_matmul.product_plan(family, a.shape, b.shape, str(a.dtype), get(f"{family}_hmm").check_params({}))
+    out = cp.empty(a.shape if family == "conv" else (a.shape[0], b.shape[1]), a.dtype)
+    arrays = {"a": a, conv_matmul.SECOND[family]: b, "out": out}
     return timed(lambda: shaped.execute(plan, arrays), repeats)
 
 
@@ -269,14 +246,14 @@ def measure_product(family, shape, dtype, other, device, machine, repeats):
     from memtune.costmodel.physical import launch as L
 
     a, b = (cp.random.default_rng(1).standard_normal(s, dtype=dtype) for s in (shape, other))
-    fn, plan = product_call(family, a, b, device)
+    fn, plan = call(family, a, {}, device, b)
     ms = timed(fn, repeats)
     kernel = plan.launches[-1].function if plan else "tuned"      # a square: the tuned tables' kernel
     work = math.prod(shape) if family == "conv" else shape[0] * shape[1] * other[1]
     side = min(LADDER_SIDES, key=lambda s: abs(math.log((s * s if family == "conv" else s ** 3) / work)))
     big = cp.random.default_rng(2).standard_normal((side, side), dtype=dtype)
     second = b if family == "conv" else cp.random.default_rng(3).standard_normal((side, side), dtype=dtype)
-    ladder_ms = timed(product_call(family, big, second, device)[0], repeats)
+    ladder_ms = timed(call(family, big, {}, device, second)[0], repeats)
     ladder_work = side * side if family == "conv" else side ** 3
     peer_ms = timed((lambda: cp.matmul(a, b)) if family == "matmul" else peer_conv(a, b), repeats)
     seeds_ms, seeds_ladder_ms = seeds_kernel_ms(family, a, b, repeats), seeds_kernel_ms(family, big, second, repeats)

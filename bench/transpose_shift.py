@@ -13,9 +13,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
-import numpy as np
-
 from common import setup
+from shapes import copy_ms, data, timed
 
 SHAPES = [((4095, 4095), "float32"), ((4095, 4096), "float32"), ((4096, 4095), "float32"), ((4088, 4088), "float32"),
           ((4096, 4096), "float32"), ((4095, 4095), "float64"), ((4095, 4095), "uint16"), ((1000, 3000), "uint8"),
@@ -26,27 +25,22 @@ def main() -> int:
     args, out = setup(__doc__, repeats=15)
     import cupy as cp
     from memtune.kernels import shaped
-    from memtune.kernels.timing import time_call
-
-    def median(fn) -> float:
-        return float(np.median(time_call(fn, args.repeats)))
 
     rows = []
     for shape, dtype in SHAPES:
-        a = cp.asarray(np.random.default_rng().integers(0, 200, size=shape).astype(dtype))
+        a = data(shape, dtype)
         out_ = cp.empty(shape[::-1], dtype)
-        copy = cp.empty_like(a)
-        copy_ms = median(lambda: cp.copyto(copy, a))
+        copy = copy_ms(shape, dtype, args.repeats)
         plan = shaped.transpose_plan(1, *shape, a.itemsize)
-        row = {"shape": list(shape), "dtype": dtype, "copy_ms": copy_ms, "memtune_runs": plan.launches[0].function}
+        row = {"shape": list(shape), "dtype": dtype, "copy_ms": copy, "memtune_runs": plan.launches[0].function}
         for kind in ("plain", "shifted"):
             function = f"transpose_b{a.itemsize}" + ("_shifted" if kind == "shifted" else "")
             forced = dataclasses.replace(plan, launches=(dataclasses.replace(plan.launches[0], function=function),))
             out_.fill(0)
-            ms = median(lambda: shaped.execute(forced, {"a": a, "out": out_}))
+            ms = timed(lambda: shaped.execute(forced, {"a": a, "out": out_}), args.repeats)
             if not bool((out_ == a.T).all()):
                 raise SystemExit(f"transpose_shift: {function} gave a wrong transpose of {shape} {dtype}")
-            row[f"{kind}_ms"], row[f"{kind}_vs_copy"] = ms, ms / copy_ms
+            row[f"{kind}_ms"], row[f"{kind}_vs_copy"] = ms, ms / copy
         rows.append(row)
         print(f"{str(shape):14s} {dtype:8s} plain {row['plain_vs_copy']:.3f}x copy, shifted {row['shifted_vs_copy']:.3f}x;"
               f" memtune runs {row['memtune_runs']}", flush=True)

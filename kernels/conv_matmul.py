@@ -101,6 +101,17 @@ def matmul_plan(rows: int, inner: int, cols: int, dtype: str, params: dict) -> P
                         fp64=dtype == "float64", source=SOURCE),))
 
 
+SECOND = {"conv": "f", "matmul": "b"}           # each product's second operand: the filter, the right factor
+
+
+def product_plan(family: str, shape: tuple, other: tuple, dtype: str, params: dict) -> Plan:
+    """The seeds' kernel on ``a`` of ``shape`` and its second operand of ``other`` (a square filter of odd side for
+    every image along the last two axes, or the K x N factor of an M x K matrix), in configuration ``params``."""
+    if family == "conv":
+        return conv_plan(shape[-2], shape[-1], math.prod(shape[:-2]), other[0] // 2, dtype, params)
+    return matmul_plan(shape[0], shape[1], other[1], dtype, params)
+
+
 class Convolution(Kernel):
     """c(i, j) = sum_{s,t=-v..v} a(i+s, j+t) f(v+s, v+t), zero outside the n̄ x n̄ image (002 §III), a
     thread computing a column of ``r`` outputs (r = 1: the paper's one output a thread).

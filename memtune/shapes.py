@@ -104,7 +104,9 @@ def _product(family: str, a, other) -> Request:
     if src not in TUNED_DTYPES or a.size == 0 or a.ndim < 2 or (family == "matmul" and a.ndim != 2):
         takes = "a matrix" if family == "matmul" else "images of 2 or more axes"
         raise ParameterError("a", f"{family} takes {takes} of float32 or float64, got {src} {shape}")
-    name = "f" if family == "conv" else "b"
+    from .kernels.conv_matmul import SECOND
+
+    name = SECOND[family]
     if str(other.dtype) != src:
         raise ParameterError(name, f"must have the dtype of a ({src}), got {other.dtype}")
     if family == "conv" and (len(two) != 2 or two[0] != two[1] or two[0] % 2 == 0 or not 3 <= two[0] <= 15):
@@ -281,21 +283,17 @@ def _product_plan(req: Request, device: str | None):
 
     s, name = req.shape, f"{req.family}_hmm"
     if req.family == "conv":
-        v, work = req.other[0] // 2, s[-2] * s[-1] * math.prod(s[:-2])
-        case = (("v", v),)
+        work, case = s[-2] * s[-1] * math.prod(s[:-2]), (("v", req.other[0] // 2),)
     else:
-        v, work, case = 0, round((s[0] * s[1] * req.other[1]) ** (2 / 3)), ()
+        work, case = round((s[0] * s[1] * req.other[1]) ** (2 / 3)), ()
     side = max(1, math.isqrt(work))
     choice = choose(req.family, side * side, req.src, device, case) if device else None
     if choice is not None and get(choice.algorithm).peer:
-        second = "f" if req.family == "conv" else "b"
-        e = np.dtype(req.src).itemsize
+        second, e = conv_matmul.SECOND[req.family], np.dtype(req.src).itemsize
         sizes = {"a": math.prod(s) * e, second: math.prod(req.other) * e, "out": math.prod(req.out_shape) * e}
         return Plan(sizes, (Launch(get(choice.algorithm).op, 1, 1, args=(Array("a"), Array(second), Array("out"))),))
     params = get(name).check_params(choice.params if choice and choice.algorithm == name else {})
-    if req.family == "conv":
-        return conv_matmul.conv_plan(s[-2], s[-1], math.prod(s[:-2]), v, req.src, params)
-    return conv_matmul.matmul_plan(s[0], s[1], req.other[1], req.src, params)
+    return conv_matmul.product_plan(req.family, s, req.other, req.src, params)
 
 
 # -- the CPU ---------------------------------------------------------------------------------------

@@ -260,14 +260,9 @@ def _seeds_kernel(family, a, b):
     import cupy as cp
     from memtune.kernels import conv_matmul, get, shaped
 
-    params = get(f"{family}_hmm").check_params({})
-    a, b = cp.asarray(a), cp.asarray(b)
-    if family == "conv":
-        s = a.shape
-        plan = conv_matmul.conv_plan(s[-2], s[-1], int(np.prod(s[:-2])), b.shape[0] // 2, str(a.dtype), params)
-        return shaped.execute(plan, {"a": a, "f": b, "out": cp.empty_like(a)})
-    plan = conv_matmul.matmul_plan(a.shape[0], a.shape[1], b.shape[1], str(a.dtype), params)
-    return shaped.execute(plan, {"a": a, "b": b, "out": cp.empty((a.shape[0], b.shape[1]), a.dtype)})
+    plan = conv_matmul.product_plan(family, a.shape, b.shape, str(a.dtype), get(f"{family}_hmm").check_params({}))
+    out = cp.empty(a.shape if family == "conv" else (a.shape[0], b.shape[1]), a.dtype)
+    return shaped.execute(plan, {"a": cp.asarray(a), conv_matmul.SECOND[family]: cp.asarray(b), "out": out})
 
 
 def test_a_shaped_build_records_every_shape_checked_and_memtune_run_follows_it(data_dir):
