@@ -255,6 +255,37 @@ def test_a_row_measured_with_another_kernel_source_is_stale_and_left_out():
     assert fresh.query("hmm_transpose", 1 << 20, device="GPU Z").source == "measured"
 
 
+def test_a_family_whose_kernels_rows_are_stale_answers_the_models_pick_not_the_fresh_peer_alone():
+    """After a kernel's source changes, its rows no longer answer; the peer's row, measured beside them and
+    never stale, must not win by default (a SAT kernel source edit once sent memtune.sat to CuPy's double
+    cumsum, 35x slower at 16384², on the H100)."""
+    size, model = 4096 ** 2, tuner.load_model()
+    fp = family_problem("sat", size)
+
+    def table(peer_ms):
+        t = tuner.LookupTable()
+        for name in fp.members:
+            t.record(device="GPU S", kernel=name, dtype="float32", size=size, case=fp.members[name].case,
+                     params=fp.members[name].points()[0], median_ms=0.1, best_of=4, space=9, thorough=True,
+                     source_hash="0123456789ab")
+        t.record(device="GPU S", kernel="sat", dtype="float32", size=size, case={},
+                 params={"algorithm": "sat_1r1w_lookback", "warps": 8, "rows": 8}, median_ms=0.1, best_of=40,
+                 space=90, thorough=True, source_hash="0123456789ab")
+        t.record(device="GPU S", kernel="cupy_double_cumsum", dtype="float32", size=size, case={}, params={},
+                 median_ms=peer_ms, best_of=1, space=1, thorough=True)
+        return t
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        slow_peer = tuner.lookup(fp, table(1.56), model, "GPU S", shipped=False)
+        fast_peer = tuner.lookup(fp, table(1e-6), model, "GPU S", shipped=False)
+    best = min(fp.members, key=lambda n: min(fp.members[n].predict_ms(model, p) for p in fp.members[n].points()))
+    assert (slow_peer.source, slow_peer.params["algorithm"], slow_peer.median_ms) == ("model", best, None)
+    assert 0 < slow_peer.predicted_ms < 1.56 and "another source of the kernel" in slow_peer.note
+    assert (fast_peer.source, fast_peer.params, fast_peer.median_ms) == (
+        "measured", {"algorithm": "cupy_double_cumsum"}, 1e-6)
+
+
 def test_a_kernels_source_hash_covers_every_file_it_runs():
     from memtune.kernels.device import source_digest
 

@@ -284,19 +284,30 @@ class LookupTable:
         """The fresh rows of ``kernel`` in ``dtype`` (and ``case``, and on ``device``: any part of its name,
         ignoring case and punctuation); stale rows are left out, and said once."""
         f = self.frame
+        rows, stale = self._matching(kernel, dtype, device, case)
+        if stale.any():
+            _say_stale(int(stale.sum()), sorted(set(rows.kernel[stale])))
+        return rows[~stale]
+
+    def stale_at(self, kernel: str, size: int, dtype: str = "float32", device: str | None = None,
+                 case: dict | None = None) -> bool:
+        """Whether rows of ``kernel`` at exactly this size were left out as stale: its time there is unknown
+        today, not slow."""
+        rows, stale = self._matching(kernel, dtype, device, case)
+        return bool((stale & (rows["size"] == size).to_numpy(dtype=bool)).any())
+
+    def _matching(self, kernel: str, dtype: str, device: str | None, case: dict | None):
+        """(rows of ``kernel`` in ``dtype``, ``case`` and on ``device``, a mask of those measured with another
+        source of the kernel than today's)."""
+        f = self.frame
         rows = f[(f.kernel == kernel) & (f.dtype == dtype)]
         if case is not None:
             rows = rows[rows["case"] == json.dumps(case, sort_keys=True)]
         if device:
             rows = rows[rows.device.map(lambda d: device_matches(device, d)).astype(bool)]
-        if rows.empty:
-            return rows
         now = [row_hash_now(k, p) for k, p in zip(rows.kernel, rows.params)]
         # a user's kernel (no source memtune holds) cannot be checked here: its caller compares the hash
-        stale = np.array([n is not None and h not in ("", n) for h, n in zip(rows.source_hash, now)], dtype=bool)
-        if stale.any():
-            _say_stale(int(stale.sum()), sorted(set(rows.kernel[stale])))
-        return rows[~stale]
+        return rows, np.array([n is not None and h not in ("", n) for h, n in zip(rows.source_hash, now)], dtype=bool)
 
     def query(self, kernel: str, size: int, dtype: str = "float32", device: str | None = None,
               case: dict | None = None) -> Answer | None:
