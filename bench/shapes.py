@@ -205,25 +205,32 @@ def scan_plans(req, machine, a, out, repeats) -> dict:
 
 
 SWEEP = [((1, 1080, 1920), "sat"), ((1, 4096, 4096), "sat"), ((1, 3000, 5000), "sat"), ((16, 512, 512), "sat"),
-         ((1, 16384, 16384), "sat"), ((1, 10007, 1000), "cols"), ((64, 1024, 1024), "cols")]
+         ((1, 16384, 16384), "sat"), ((1, 10007, 1000), "cols"), ((64, 1024, 1024), "cols"),
+         # column totals (sums down axis 0); 64 rows (one to four strips walking 1024 chunks); one chunk (4096 strips)
+         ((1, 4096, 4096), "coltotal"), ((1, 16384, 16384), "coltotal"), ((1, 2000, 6000), "coltotal"),
+         ((1, 64, 131072), "sat"), ((1, 65536, 128), "coltotal"),
+         # float64 (two status words a value)
+         ((1, 4096, 4096), "coltotal", "float64"), ((1, 1080, 1920), "sat", "float64"), ((1, 10007, 1000), "cols", "float64")]
 
 
 def sweep_strips(machine, repeats: int) -> list:
-    """Every strip shape at a few float32 problems, measured beside the physical model's time."""
+    """Every strip shape at a few problems (float32 unless said), measured beside the physical model's time."""
     import cupy as cp
     from memtune.costmodel.physical import launch as L
     from memtune.kernels import shaped
 
     rows = []
-    for (images, h, w), mode in SWEEP:
-        a = cp.random.random((images, h, w), dtype=cp.float32)
+    for (images, h, w), mode, *dtype in SWEEP:
+        dtype = dtype[0] if dtype else "float32"
+        a = cp.random.random((images, h, w)).astype(dtype)
         out = cp.empty_like(a)
         for warps, per in shaped.STRIP_SHAPES:
-            plan = shaped.strips_plan(images, h, w, "float32", "float32", mode, warps, per)
+            plan = shaped.strips_plan(images, h, w, dtype, dtype, mode, warps, per)
             ms = timed(lambda: shaped.execute(plan, {"a": a, "out": out}), repeats)
-            rows.append({"shape": [images, h, w], "mode": mode, "warps": warps, "rows": per, "ms": ms,
+            rows.append({"shape": [images, h, w], "mode": mode, "dtype": dtype, "warps": warps, "rows": per, "ms": ms,
                          "predicted_ms": L.run_time_ns(plan, machine) * 1e-6})
-            print(f"strips {mode} {images}x{h}x{w} w{warps} r{per}: {ms:.4f} ms (model {rows[-1]['predicted_ms']:.4f})", flush=True)
+            print(f"strips {mode} {images}x{h}x{w} {dtype} w{warps} r{per}: {ms:.4f} ms (model {rows[-1]['predicted_ms']:.4f})",
+                  flush=True)
     return rows
 
 
@@ -292,6 +299,8 @@ def merge_family(old: Path, new: Path, family: str, rows: list, device: str, rep
 def main() -> int:
     def extra(parser):
         parser.add_argument("--products-only", action="store_true")
+        parser.add_argument("--strips-only", action="store_true", help="only every strip shape at SWEEP's problems, "
+                                                                         "written to strip_shapes.json")
         parser.add_argument("--family", help="only this family's cases, written to shapes_<family>.json")
         parser.add_argument("--merge", metavar="JSON", help="with --family: also put its rows in place of the "
                                                              "family's rows of this shapes.json")
@@ -302,6 +311,10 @@ def main() -> int:
 
     device = Device.current().name
     machine = load_model(device).machine
+    if args.strips_only:
+        (out / "strip_shapes.json").write_text(json.dumps({"device": device, "repeats": args.repeats,
+                                                           "strip_shapes": sweep_strips(machine, args.repeats)}, indent=1) + "\n")
+        return 0
     if args.family:
         rows = [measure_case(*case, device, machine, args.repeats) for case in CASES if case[0] == args.family]
         for row in rows:

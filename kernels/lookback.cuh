@@ -30,6 +30,9 @@ template <> struct Status<float> {
         v = __uint_as_float((unsigned)word);
         return (unsigned)(word >> 32);
     }
+    // One read that never retries, so a caller may put several in flight before it looks at any: false where
+    // the word must be read again (never, for one 64-bit word).
+    __device__ static bool peek(const Word* p, float& v, unsigned& code) { code = get(p, v); return true; }
 };
 
 // double: two 64-bit words, each the state beside one half of the value; a read counts only when
@@ -49,6 +52,14 @@ template <> struct Status<double> {
         v = __longlong_as_double((long long)((hi << 32) | (lo & 0xffffffffull)));
         return (unsigned)(hi >> 32);
     }
+    // get's read without its retry: false where the halves carry different states (read again with get).
+    __device__ static bool peek(const Word* p, double& v, unsigned& code) {
+        const volatile unsigned long long* q = reinterpret_cast<const volatile unsigned long long*>(p);
+        const unsigned long long hi = q[0], lo = q[1];
+        v = __longlong_as_double((long long)((hi << 32) | (lo & 0xffffffffull)));
+        code = (unsigned)(hi >> 32);
+        return (hi >> 32) == (lo >> 32);
+    }
 };
 
 // Integer sums travel in the float and double words bit for bit.
@@ -67,6 +78,12 @@ template <typename I, typename F> struct CarriedStatus {
         const unsigned code = Status<F>::get(p, x);
         uncarry(x, v);
         return code;
+    }
+    __device__ static bool peek(const Word* p, I& v, unsigned& code) {
+        F x;
+        const bool whole = Status<F>::peek(p, x, code);
+        uncarry(x, v);
+        return whole;
     }
 };
 template <> struct Status<int> : CarriedStatus<int, float> {};

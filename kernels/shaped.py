@@ -166,7 +166,12 @@ def row_scan_plan(n: int, length: int, src: str, dst: str, threads: int, vectors
 
 def strips_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warps: int, rows: int) -> Plan:
     """Per image of h x w: ``sat`` (``satpad``: OpenCV's layout), column prefix sums (``cols``) or column
-    sums (``coltotal``), strips of warps x rows rows walking chunks of 128 columns."""
+    sums (``coltotal``), strips of warps x rows rows walking chunks of 128 columns.
+
+    Each chunk of a strip after its image's first reads the status words of the strips above, a level at a
+    time, its four words a lane all in flight at once. Waited on one by one (before 2026-11-25), the four
+    reads of every chunk queued behind each other: on the H100 the strips took 1.37x as long (median of 105
+    shapes and problems, 0.58-1.20; bench/results/h100/strips_lookback.json), float32 and float64 alike."""
     check_elements(images * (h + 1) * (w + 1))
     per_image = cdiv(h, warps * rows)
     strips, chunks = images * per_image, cdiv(w, CHUNK)

@@ -364,7 +364,11 @@ def test_the_shipped_tables_are_the_committed_builds():
         families = right[right.kernel.isin(set(tuner.FAMILIES) | set(TABLE_KERNELS))]
         assert (families.kernel.isin(TABLE_KERNELS)).sum() == 76           # the shaped ladder, every request
         now = [tuner.lookup_table.row_hash_now(k, p) for k, p in zip(families.kernel, families.params)]
-        assert list(families.source_hash) == now                      # built with today's kernel sources
+        stale = families[[h != n for h, n in zip(families.source_hash, now)]]
+        # built with today's kernel sources, but for rows a committed record says await a rebuild (and no others)
+        pending = ROOT / "bench" / "results" / folder / "tables_build" / "awaiting_rebuild.json"
+        expected = json.loads(pending.read_text())["stale_rows"] if pending.exists() else {}
+        assert stale.kernel.value_counts().to_dict() == expected, folder
 
 
 # -- memtune.run without a GPU ------------------------------------------------------------------

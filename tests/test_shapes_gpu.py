@@ -82,6 +82,30 @@ def test_every_tile_shape_gives_the_column_prefix_sums_of_odd_images(tile, shape
     _check(got, np.cumsum(a.astype(np.float64) if dst.startswith("float") else a, axis=1, dtype=dst).astype(dst), dst)
 
 
+@pytest.mark.parametrize("strip", [pytest.param(s, id="w{}_r{}".format(*s)) for s in __import__(
+    "memtune.kernels.shaped", fromlist=["STRIP_SHAPES"]).STRIP_SHAPES])
+@pytest.mark.parametrize("mode", ["sat", "satpad", "cols", "coltotal"])
+@pytest.mark.parametrize("shape,src,dst", [((2, 1000, 700), "int32", "int64"), ((1, 333, 4099), "uint8", "int32"),
+                                           ((3, 129, 385), "float32", "float64"), ((1, 2000, 257), "float64", "float64")])
+def test_every_strip_shape_gives_every_mode_of_odd_images(strip, mode, shape, src, dst):
+    """Each compiled strip shape: many strips deep (look-back across partial column groups at the right edge,
+    where some of a lane's words are past the image), partial strips at the bottom, batches whose strips meet
+    only inside their own image; the SAT, OpenCV's padded SAT, column prefix sums and column totals."""
+    import cupy as cp
+
+    from memtune.kernels import shaped
+
+    a = _data(shape, src, np.random.default_rng())
+    wide = a.astype(np.float64) if dst.startswith("float") else a.astype(dst)
+    expected = {"cols": lambda: np.cumsum(wide, axis=1), "coltotal": lambda: wide.sum(axis=1),
+                "sat": lambda: np.cumsum(np.cumsum(wide, axis=1), axis=2)}
+    expected["satpad"] = lambda: np.pad(expected["sat"](), ((0, 0), (1, 0), (1, 0)))
+    want = expected[mode]().astype(dst)
+    plan = shaped.strips_plan(*shape, src, dst, mode, *strip)
+    got = shaped.execute(plan, {"a": cp.asarray(a), "out": cp.full(want.shape, 7, dst)})
+    _check(got, want, dst)
+
+
 SCAN_CASES = [((1,), None, "int32"), ((2049,), None, "int32"), ((1_000_003,), None, "uint8"), ((5, 3001), -1, "int32"),
               ((3001, 5), 0, "uint16"), ((4, 37, 129), 1, "int64"), ((7, 1), 1, "float32"), ((2, 3, 4000), 0, "float64"),
               ((100_000, 3), 1, "int32"), ((3, 2, 5), None, "int32"), ((3, 700_001), 1, "float32"),
