@@ -1,6 +1,7 @@
 """Re-read the compiled resources of the kernels whose source changed, into the shipped machine files.
 
     python bench/kernel_resources.py --sources conv_matmul.cu --drop 'conv_f(32|64)_t[0-9]+_v[0-9]+' --out DIR
+    python bench/kernel_resources.py --ptxas shaped.cu --out DIR      (no GPU: what no probe reads)
 
 The physical model takes a kernel's registers and shared memory from its machine file's [kernels] table
 (occupancy). After a source changes, every launch its plans make (every point of every kernel's space,
@@ -12,12 +13,42 @@ from __future__ import annotations
 
 import datetime
 import re
+import sys
 from dataclasses import replace
 
 from common import setup
 
 
+def from_ptxas() -> int:
+    """``--ptxas FILE --out DIR`` (no GPU): every kernel function of FILE that a machine file has no entry for,
+    as nvcc's ptxas reports it for the machine files' architecture; the entries CuPy read stay as they are."""
+    import argparse
+    from pathlib import Path
+
+    from memtune.costmodel.physical import machine
+    from memtune.kernels import probe
+
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--ptxas", required=True, metavar="FILE")
+    parser.add_argument("--arch", default="sm_90", help="the shipped machine files' (H100 and H200: sm_90)")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    read = probe.ptxas_resources(args.ptxas, args.arch)
+    for name, file in machine.shipped().items():
+        new = {k: r for k, r in read.items() if k not in file.kernels}
+        notes = {**file.notes, f"kernels_{Path(args.ptxas).stem}": (
+            f"{len(new)} functions of {args.ptxas} that no CuPy read recorded: ptxas's report compiling the whole file "
+            f"with nvcc for {args.arch} on {datetime.date.today()} (bench/kernel_resources.py --ptxas)")}
+        replace(file, kernels={**file.kernels, **new}, notes=notes).save(out / f"{name}.toml")
+        print(f"{name}: {len(new)} entries added from ptxas")
+    return 0
+
+
 def main() -> int:
+    if "--ptxas" in sys.argv:
+        return from_ptxas()
     args, out = setup(__doc__, extra=lambda p: (p.add_argument("--sources", nargs="+", required=True),
                                                  p.add_argument("--drop", default="$^", metavar="REGEX")))
     from memtune.costmodel.physical import machine
