@@ -171,7 +171,9 @@ def strips_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warp
     Each chunk of a strip after its image's first reads the status words of the strips above, a level at a
     time, its four words a lane all in flight at once. Waited on one by one (before 2026-11-25), the four
     reads of every chunk queued behind each other: on the H100 the strips took 1.37x as long (median of 105
-    shapes and problems, 0.58-1.20; bench/results/h100/strips_lookback.json), float32 and float64 alike."""
+    shapes and problems, 0.58-1.20; bench/results/h100/strips_lookback.json), float32 and float64 alike.
+    So a chunk's dependent rounds are its loads, its stores and, below an image's first strip, that read
+    (the block waits at the barrier after it); the strips' hops down the image are the chain."""
     check_elements(images * (h + 1) * (w + 1))
     per_image = cdiv(h, warps * rows)
     strips, chunks = images * per_image, cdiv(w, CHUNK)
@@ -185,7 +187,7 @@ def strips_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warp
         args=(Array("a"), Array("out"), Scalar(h, "int32"), Scalar(w, "int32"), Scalar(per_image, "int32"),
               Array("counter"), Array("status"), HostValue("epoch", "uint32")),
         accesses=(Access("a", n * ein), Access("status", 2 * status), Access("out", written * eout, write=True)),
-        rounds=2 * chunks, shared_wavefronts=chunks * (shuffles + 2 * 4 * warps) * max(1, eout // 4),
+        rounds=(2 + (per_image > 1)) * chunks, shared_wavefronts=chunks * (shuffles + 2 * 4 * warps) * max(1, eout // 4),
         chain=min(per_image, strips) - 1, atomics=1, source=SOURCE)))
 
 

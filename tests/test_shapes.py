@@ -342,3 +342,12 @@ def test_every_shaped_launch_has_its_compiled_resources_in_each_shipped_machine_
         assert not missing, (name, missing[:5])
     strips = machine.shipped()["nvidia-h100-80gb-hbm3"].resources("strips_f64_f64_sat_w8_r8")
     assert strips.registers > 200 and strips.static_shared > 8192     # as ptxas allocated them on sm_90
+
+
+def test_a_strip_below_its_images_first_waits_a_round_a_chunk_for_the_look_back():
+    """Loads and stores a chunk, and below the first strip of an image the read of the strips above (700 columns:
+    6 chunks of 128; 1000 rows in strips of 8 x 4 = 32 rows: 32 strips an image, 31 hops down it)."""
+    tall = shaped.strips_plan(1, 1000, 700, "float32", "float32", "sat", 8, 4).launches[-1]
+    assert (tall.rounds, tall.chain, tall.blocks) == (18, 31, 32)
+    flat = shaped.strips_plan(5, 32, 700, "float32", "float32", "sat", 8, 4).launches[-1]
+    assert (flat.rounds, flat.chain, flat.blocks) == (12, 0, 5)
