@@ -36,9 +36,13 @@ def exact(problem, tables: list, model, device: str | None) -> Answer | None:
     answers = [a for name, member in problem.candidates.items() for t in tables
                if (a := t.query(name, problem.size, problem.dtype, device, member.case))]
     answered = {a.kernel for a in answers}
-    answers += [model_pick(member, model, device, stale=True) for name, member in problem.candidates.items()
-                if name not in answered and any(t.stale_at(name, problem.size, problem.dtype, device, member.case)
-                                                for t in tables)]
+    for name, member in problem.candidates.items():
+        if name not in answered and any(t.stale_at(name, problem.size, problem.dtype, device, member.case)
+                                        for t in tables):
+            try:
+                answers.append(model_pick(member, model, device, stale=True))
+            except ParameterError:          # nothing of it the model can predict: it cannot be ranked
+                pass
     if not answers:
         return None
     return answer_of_candidate(problem, min(answers, key=lambda a: a.predicted_ms if a.median_ms is None else a.median_ms))
