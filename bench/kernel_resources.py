@@ -52,15 +52,17 @@ def main() -> int:
     args, out = setup(__doc__, extra=lambda p: (p.add_argument("--sources", nargs="+", required=True),
                                                  p.add_argument("--drop", default="$^", metavar="REGEX")))
     from memtune.costmodel.physical import machine
-    from memtune.kernels import probe
+    from memtune.kernels import probe, shaped
     from memtune.kernels.base import cupy
 
-    wanted = {(source, fn) for source, fn in probe.plan_functions() if source in args.sources}
+    planned = probe.plan_functions() | {(shaped.SOURCE, fn) for fn in shaped.functions()}   # the probe reads no shaped ones
+    wanted = {(source, fn) for source, fn in planned if source in args.sources}
     read = probe.kernel_resources(wanted)
     arch = cupy().cuda.Device().compute_capability
     for name, file in machine.shipped().items():
         kept = {k: r for k, r in file.kernels.items() if not re.fullmatch(args.drop, k)}
-        notes = {**file.notes, "kernels": f"compiled resources re-read on sm_{arch} on {datetime.date.today()} after "
+        ptxas = {f"kernels_{s.rsplit('.', 1)[0]}" for s in args.sources}      # --ptxas entries now read by CuPy
+        notes = {**{k: v for k, v in file.notes.items() if k not in ptxas}, "kernels": f"compiled resources re-read on sm_{arch} on {datetime.date.today()} after "
                                           f"{', '.join(args.sources)} changed (CuPy {cupy().__version__}: the same "
                                           f"for every GPU of that architecture)"}
         replace(file, kernels={**kept, **read}, notes=notes).save(out / f"{name}.toml")

@@ -342,6 +342,19 @@ class ShapeChoice:
             return None
 
 
+def functions() -> set[str]:
+    """Every kernel function of shaped.cu that a plan launches: the scans and row scans of every sum pair, every
+    strip and tile shape of every mode and pair, the transposes (what the machine files' resources must cover)."""
+    pairs = [(src, dst) for src, dsts in SUMS.items() for dst in dsts]
+    plans = [scan_plan(1 << 20, 1000, src, dst, total) for src, dst in pairs for total in (False, True)]
+    plans += [row_scan_plan(1 << 20, 1 << 12, src, dst, t, v) for src, dst in pairs for t in ROW_SCAN_THREADS
+              for v in row_scan_vectors(np.dtype(src).itemsize, np.dtype(dst).itemsize) if t * v <= 4096]
+    plans += [ShapeChoice(kind, 2, 300, 500, src, dst, mode).plan(params) for kind in CHOICES for mode in MODES[kind]
+              for src, dst in pairs for params in ShapeChoice(kind, 2, 300, 500, src, dst, mode).points()]
+    plans += [transpose_plan(1, 100, 100, e) for e in (1, 2, 4, 8)]
+    return {launch.function for plan in plans for launch in plan.launches if launch.source == SOURCE}
+
+
 def source_hash() -> str:
     """The hash a table row of a shape choice carries: this file's CUDA source and its headers."""
     return sources_hash((SOURCE,))

@@ -326,16 +326,7 @@ def test_every_shaped_launch_has_its_compiled_resources_in_each_shipped_machine_
     from a machine file was timed as 32 registers a thread (the strips use 63 to 255)."""
     from memtune.costmodel.physical import machine
 
-    plans = [shaped.scan_plan(1 << 20, 1000, src, dst, total) for src, dsts in shaped.SUMS.items() for dst in dsts
-             for total in (False, True)]
-    plans += [shaped.row_scan_plan(1 << 20, 1 << 12, src, dst, t, v) for src, dsts in shaped.SUMS.items() for dst in dsts
-              for t in shaped.ROW_SCAN_THREADS
-              for v in shaped.row_scan_vectors(np.dtype(src).itemsize, np.dtype(dst).itemsize) if t * v <= 4096]
-    plans += [shaped.ShapeChoice(kind, 2, 300, 500, src, dst, mode).plan(params) for kind in shaped.CHOICES
-              for mode in shaped.MODES[kind] for src, dsts in shaped.SUMS.items() for dst in dsts
-              for params in shaped.ShapeChoice(kind, 2, 300, 500, src, dst, mode).points()]
-    plans += [shaped.transpose_plan(1, 100, 100, e) for e in (1, 2, 4, 8)]
-    functions = {launch.function for plan in plans for launch in plan.launches if launch.source == shaped.SOURCE}
+    functions = shaped.functions()
     assert len(functions) > 700
     for name, file in machine.shipped().items():
         missing = sorted(f for f in functions if file.resources(f) is None)
