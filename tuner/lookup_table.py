@@ -283,7 +283,6 @@ class LookupTable:
     def rows(self, kernel: str, dtype: str, device: str | None = None, case: dict | None = None):
         """The fresh rows of ``kernel`` in ``dtype`` (and ``case``, and on ``device``: any part of its name,
         ignoring case and punctuation); stale rows are left out, and said once."""
-        f = self.frame
         rows, stale = self._matching(kernel, dtype, device, case)
         if stale.any():
             _say_stale(int(stale.sum()), sorted(set(rows.kernel[stale])))
