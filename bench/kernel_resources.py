@@ -19,6 +19,11 @@ from dataclasses import replace
 from common import setup
 
 
+def ptxas_note(source: str) -> str:
+    """The machine files' [notes] key saying which of ``source``'s entries came from ptxas, not CuPy."""
+    return f"kernels_{source.rsplit('.', 1)[0]}"
+
+
 def from_ptxas() -> int:
     """``--ptxas FILE --out DIR`` (no GPU): every kernel function of FILE that a machine file has no entry for,
     as nvcc's ptxas reports it for the machine files' architecture; the entries CuPy read stay as they are."""
@@ -38,7 +43,7 @@ def from_ptxas() -> int:
     read = probe.ptxas_resources(args.ptxas, args.arch)
     for name, file in machine.shipped().items():
         new = {k: r for k, r in read.items() if k not in file.kernels}
-        notes = {**file.notes, f"kernels_{Path(args.ptxas).stem}": (
+        notes = {**file.notes, ptxas_note(args.ptxas): (
             f"{len(new)} functions of {args.ptxas} that no CuPy read recorded: ptxas's report compiling the whole file "
             f"with nvcc for {args.arch} on {datetime.date.today()} (bench/kernel_resources.py --ptxas)")}
         replace(file, kernels={**file.kernels, **new}, notes=notes).save(out / f"{name}.toml")
@@ -61,10 +66,11 @@ def main() -> int:
     arch = cupy().cuda.Device().compute_capability
     for name, file in machine.shipped().items():
         kept = {k: r for k, r in file.kernels.items() if not re.fullmatch(args.drop, k)}
-        ptxas = {f"kernels_{s.rsplit('.', 1)[0]}" for s in args.sources}      # --ptxas entries now read by CuPy
-        notes = {**{k: v for k, v in file.notes.items() if k not in ptxas}, "kernels": f"compiled resources re-read on sm_{arch} on {datetime.date.today()} after "
-                                          f"{', '.join(args.sources)} changed (CuPy {cupy().__version__}: the same "
-                                          f"for every GPU of that architecture)"}
+        ptxas = {ptxas_note(s) for s in args.sources}                  # --ptxas entries now read by CuPy
+        notes = {k: v for k, v in file.notes.items() if k not in ptxas}
+        notes["kernels"] = (f"compiled resources re-read on sm_{arch} on {datetime.date.today()} after "
+                            f"{', '.join(args.sources)} changed (CuPy {cupy().__version__}: the same for every GPU of "
+                            f"that architecture)")
         replace(file, kernels={**kept, **read}, notes=notes).save(out / f"{name}.toml")
         print(f"{name}: {len(read)} entries re-read, {len(file.kernels) - len(kept)} replaced or dropped")
     return 0

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..costmodel.errors import ParameterError
-from ..costmodel.physical.launch import Access, Array, HostValue, Launch, Plan, Scalar
+from ..costmodel.physical.launch import SECTOR, Access, Array, HostValue, Launch, Plan, Scalar
 from .base import Inputs, cdiv, status_word_bytes
 from .device import sources_hash
 from .executor import next_epoch_launch, run_plan
@@ -48,7 +48,6 @@ ROW_SCAN_WIDENING_VECTORS = 8
 ROW_SCAN_PAIRS = frozenset({("int32", "int32"), ("int32", "float64"), ("int64", "int64"), ("float32", "float32"),
                             ("float32", "float64"), ("float64", "float64"), ("uint16", "int32"), ("uint16", "float32")})
 TRANSPOSE_TILE = 64
-SECTOR = 32                                   # bytes: the unit a DRAM write moves whole
 CHUNK = 128                                   # columns a strip's chunk covers (32 lanes x 4)
 STRIP_SHAPES = ((4, 4), (4, 8), (8, 2), (8, 4), (8, 8), (16, 2), (16, 4))   # (warps, rows a warp)
 # (warps, rows a warp, columns a lane / 32): the three that led among ten measured on the H100
@@ -348,9 +347,10 @@ def functions() -> set[str]:
     pairs = [(src, dst) for src, dsts in SUMS.items() for dst in dsts]
     plans = [scan_plan(1 << 20, 1000, src, dst, total) for src, dst in pairs for total in (False, True)]
     plans += [row_scan_plan(1 << 20, 1 << 12, src, dst, t, v) for src, dst in pairs for t in ROW_SCAN_THREADS
-              for v in row_scan_vectors(np.dtype(src).itemsize, np.dtype(dst).itemsize) if t * v <= 4096]
-    plans += [ShapeChoice(kind, 2, 300, 500, src, dst, mode).plan(params) for kind in CHOICES for mode in MODES[kind]
-              for src, dst in pairs for params in ShapeChoice(kind, 2, 300, 500, src, dst, mode).points()]
+              for v in row_scan_vectors(np.dtype(src).itemsize, np.dtype(dst).itemsize) if t * v <= MAX_BLOCK_VECTORS]
+    choices = [ShapeChoice(kind, 2, 300, 500, src, dst, mode) for kind in CHOICES for mode in MODES[kind]
+               for src, dst in pairs]
+    plans += [choice.plan(params) for choice in choices for params in choice.points()]
     plans += [transpose_plan(1, 100, 100, e) for e in (1, 2, 4, 8)]
     return {launch.function for plan in plans for launch in plan.launches if launch.source == SOURCE}
 
