@@ -8,6 +8,11 @@ the best (10 seeds): memtune's model-guided search with the plan memtune derives
 own plan, Optuna's TPE and random sampling (unguided), and each model's prediction error on every configuration
 that ran; Kernel Tuner's random sampling and genetic algorithm
 are replayed by ``bench/kt_simulate.py`` in Kernel Tuner's simulation mode and joined here where given.
+``heldout`` (GPU): each example at a size of its own that no plan was written or changed against
+(:data:`HELDOUT`), a random third of its feasible configurations (seed 0), into ``heldout/``; and the stencil's
+unstaged configurations once more with ``__restrict__`` pointers (``heldout/stencil2d_restrict.json``), the
+check of its plan's claim that without it a thread's points are dependent rounds. ``compare --heldout`` runs
+the comparison on those grids.
 Run: ``python bench/user_kernels.py record --out bench/results/h100/user_kernels`` on the GPU, then
 ``python bench/user_kernels.py compare --out bench/results/h100/user_kernels [--kt kt.json]``.
 """
@@ -30,6 +35,7 @@ from examples import gemm, reduction, stencil2d  # noqa: E402
 from replay_compare import trials_to_target  # noqa: E402   (censored at the space's size, never reached here)
 
 EXAMPLES = {"stencil2d": stencil2d, "reduce_sum": reduction, "sgemm": gemm}
+HELDOUT = {"stencil2d": (5000, 7000), "reduce_sum": 30_000_000, "sgemm": 3072}
 WITHIN = 1.05
 
 
@@ -45,12 +51,42 @@ def record(out: Path, iterations: int) -> None:
         problem = user_problem(**module.describe())
         problem.kernel.compile_all(problem.points())
         print(f"{name}: {len(problem.points())} instances compiled in {time.time() - started:.0f} s", flush=True)
-        results, env = memtune.tune_kernel(**module.describe(), strategy="brute_force", cache=out / f"{name}.json",
-                                           storage=":memory:", iterations=iterations)
-        ok = [r for r in results if "__error__" not in r]
-        print(f"{name}: {len(results)} run, {len(ok)} ok, best {env['best_config']['time']:.4f} ms, "
-              f"{time.time() - started:.0f} s", flush=True)
+        _timed_record(name, out / f"{name}.json", iterations, memtune, **module.describe())
     shutil.copy(data_dir() / "kernel_resources.json", out / "resources.json")
+
+
+def heldout(out: Path, iterations: int) -> None:
+    """A random third of each example's configurations at its held-out size, and the restrict check."""
+    import memtune
+    from memtune.tuner.storage import data_dir
+    from memtune.tuner.trials import config_key
+    from memtune.tuner.user import user_problem
+
+    folder = out / "heldout"
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, module in EXAMPLES.items():
+        described = module.describe(size=HELDOUT[name])
+        points = user_problem(**described).points()
+        chosen = {config_key(points[i]) for i in np.random.default_rng(0).permutation(len(points))[:len(points) // 3]}
+        restrictions = list(described.pop("restrictions", None) or []) + [lambda **p: config_key(p) in chosen]
+        _timed_record(name, folder / f"{name}.json", iterations, memtune, **described, restrictions=restrictions)
+    described = stencil2d.describe(size=HELDOUT["stencil2d"])
+    source = described["kernel_source"].read_text()
+    restricted = source.replace("float *out, const float *in", "float *__restrict__ out, const float *__restrict__ in")
+    assert restricted != source
+    described.update(kernel_source=restricted, restrictions=described["restrictions"] + ["use_shmem == 0"],
+                     tune_params={**described["tune_params"], "block_size_y": [4, 8]})
+    _timed_record("stencil2d restrict", folder / "stencil2d_restrict.json", iterations, memtune, **described)
+    shutil.copy(data_dir() / "kernel_resources.json", folder / "resources.json")
+
+
+def _timed_record(label: str, cache: Path, iterations: int, memtune, **described) -> None:
+    started = time.time()
+    results, env = memtune.tune_kernel(**described, strategy="brute_force", cache=cache, storage=":memory:",
+                                       iterations=iterations)
+    ok = [r for r in results if "__error__" not in r]
+    print(f"{label}: {len(results)} run, {len(ok)} ok, best {env['best_config']['time']:.4f} ms, "
+          f"{time.time() - started:.0f} s", flush=True)
 
 
 def prediction_error(problem, grid, model) -> dict:
@@ -70,18 +106,26 @@ def prediction_error(problem, grid, model) -> dict:
             "spearman": float(spearmanr(pairs[:, 0], pairs[:, 1])[0])}
 
 
-def compare(out: Path, seeds: int, kt: Path | None) -> None:
+def compare(out: Path, seeds: int, kt: Path | None, held_out: bool = False) -> None:
+    """The comparison on the recorded grids (``held_out``: on the held-out grids, each example's space being
+    the third recorded there), into ``search.json`` of the grids' folder."""
     from memtune.tuner import Grid, load_model
     from memtune.tuner.storage import data_dir
+    from memtune.tuner.trials import config_key
     from memtune.tuner.user import user_problem
 
-    shutil.copy(out / "resources.json", data_dir() / "kernel_resources.json")
+    folder = out / "heldout" if held_out else out
+    shutil.copy(folder / "resources.json", data_dir() / "kernel_resources.json")
     model = load_model("H100")
     joined = json.loads(kt.read_text()) if kt else {}
     rows = []
     for name, module in EXAMPLES.items():
-        grid = Grid.read(out / f"{name}.json")
-        described = module.describe()
+        grid = Grid.read(folder / f"{name}.json")
+        described = module.describe(size=HELDOUT[name]) if held_out else module.describe()
+        if held_out:
+            recorded = {config_key(json.loads(p)) for p in grid.frame.params}
+            described["restrictions"] = list(described.get("restrictions") or []) + [
+                lambda recorded=recorded, **p: config_key(p) in recorded]
         for variant in ("derived", "plan"):
             kwargs = dict(described) if variant == "plan" else {k: v for k, v in described.items() if k != "plan"}
             problem = user_problem(**kwargs)
@@ -100,21 +144,24 @@ def compare(out: Path, seeds: int, kt: Path | None) -> None:
                 row[f"kt {strategy} median"] = float(np.median(counts))
             rows.append(row)
             print(json.dumps(row), flush=True)
-    (out / "search.json").write_text(json.dumps(rows, indent=1) + "\n")
+    (folder / "search.json").write_text(json.dumps(rows, indent=1) + "\n")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("action", choices=("record", "compare"))
+    parser.add_argument("action", choices=("record", "heldout", "compare"))
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "h100" / "user_kernels"))
     parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--kt", default=None, help="bench/kt_simulate.py's output, joined into the table")
+    parser.add_argument("--heldout", action="store_true", help="compare on the held-out grids")
     args = parser.parse_args()
     if args.action == "record":
         record(Path(args.out), args.iterations)
+    elif args.action == "heldout":
+        heldout(Path(args.out), args.iterations)
     else:
-        compare(Path(args.out), args.seeds, Path(args.kt) if args.kt else None)
+        compare(Path(args.out), args.seeds, Path(args.kt) if args.kt else None, args.heldout)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from memtune.costmodel.physical.launch import Access
+from memtune.costmodel.physical.shared import SharedAccess
 
 if __package__:                          # imported as examples.<name> (the benchmarks)
     from .common import HERE, main
@@ -12,8 +13,27 @@ else:                                    # run as a script from this folder
     from common import HERE, main
 
 
-def describe(small: bool = False) -> dict:
-    n = 512 if small else 2048
+def staged_store(threads: int, rows: int, cols: int, transposed: bool, step: int) -> np.ndarray:
+    """Shared addresses of one step of a slab's staging loop: thread t stores element e = t + step * threads
+    of a rows x cols slab read row by row, at [r][c], or at [c][r] where the slab is stored transposed."""
+    e = np.arange(threads) + step * threads
+    r, c = e // cols, e % cols
+    return np.where(e < rows * cols, c * rows + r if transposed else e, -1)
+
+
+def operand_row(block_size_x: int, threads: int) -> np.ndarray:
+    """As[k][threadIdx.y + i * block_size_y] relative to its row: the thread's y."""
+    return np.arange(threads) // block_size_x
+
+
+def operand_column(block_size_x: int, threads: int) -> np.ndarray:
+    """Bs[k][threadIdx.x + j * block_size_x] relative to its row: the thread's x."""
+    return np.arange(threads) % block_size_x
+
+
+def describe(small: bool = False, size: int | None = None) -> dict:
+    """The tuning problem at n = ``size`` (2048; 512 where ``small``), a multiple of 256."""
+    n = size or (512 if small else 2048)
     rng = np.random.default_rng(0)
     a, b = rng.random((n, n), dtype=np.float32), rng.random((n, n), dtype=np.float32)
     c = np.zeros((n, n), np.float32)
@@ -25,19 +45,25 @@ def describe(small: bool = False) -> dict:
                     "block_size_x * tile_size_x <= 256 and block_size_y * tile_size_y <= 256"]
 
     def plan(p: dict, launch) -> dict:
-        """What the author knows: a block reads BM rows of A and BN columns of B (the L2 serves the re-reads),
-        steps n / tile_k slabs with a barrier each, and per k reads tile_size_x + tile_size_y shared words a
-        thread for 2 tile_size_x tile_size_y flops."""
-        bm, bn = p["block_size_y"] * p["tile_size_y"], p["block_size_x"] * p["tile_size_x"]
-        blocks = launch.blocks
-        reads = blocks * (bm + bn) * n * 4
-        warps = launch.warps
-        slabs = n / p["tile_k"]
-        staged = slabs * (bm + bn) * p["tile_k"] / 32
-        loads = n * warps * (p["tile_size_x"] + p["tile_size_y"])
+        """What the author knows: a block reads BM rows of A and BN columns of B (the L2 serves the re-reads, A's
+        in rows of tile_k floats, whole 32-byte sectors however short), steps n / tile_k slabs, and stages each
+        slab in shared memory, A's transposed (As[c][r]: the stores of a warp stride BM words, bank conflicts
+        the model counts), then per k reads tile_size_y words of As and tile_size_x of Bs a thread for
+        2 tile_size_x tile_size_y flops."""
+        bm, bn, tk = p["block_size_y"] * p["tile_size_y"], p["block_size_x"] * p["tile_size_x"], p["tile_k"]
+        threads, slabs = p["block_size_x"] * p["block_size_y"], n // tk
+        rereads = launch.blocks * (bm * max(tk * 4, 32) / (tk * 4) + bn) * n * 4 - a.nbytes - b.nbytes
+        stores = [SharedAccess(staged_store, (threads, bm, tk, True, step), count=slabs)
+                  for step in range(-(-bm * tk // threads))]
+        stores += [SharedAccess(staged_store, (threads, tk, bn, False, step), count=slabs)
+                   for step in range(-(-tk * bn // threads))]
+        operands = [SharedAccess(operand_row, (p["block_size_x"], threads), count=n * p["tile_size_y"]),
+                    SharedAccess(operand_column, (p["block_size_x"], threads), count=n * p["tile_size_x"])]
+        lines = slabs * (bm + tk * bn / 32 * max(1, 32 / bn))     # L1 passes of the staging loads: a line each
         return {"accesses": (Access("arg1", a.nbytes), Access("arg2", b.nbytes),
-                             Access("arg1", reads - a.nbytes - b.nbytes, cached=True), Access("arg0", c.nbytes, write=True)),
-                "rounds": slabs, "shared_wavefronts": staged + loads, "flops": 2.0 * bm * bn * n}
+                             Access("arg1", max(rereads, 0), cached=True), Access("arg0", c.nbytes, write=True)),
+                "rounds": slabs, "shared_wavefronts": lines, "shared_accesses": tuple(stores + operands),
+                "flops": 2.0 * bm * bn * n}
 
     return dict(kernel_name="sgemm", kernel_source=HERE / "gemm.cu", problem_size=(n, n),
                 grid_div_x=["block_size_x", "tile_size_x"], grid_div_y=["block_size_y", "tile_size_y"],

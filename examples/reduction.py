@@ -12,8 +12,9 @@ else:                                    # run as a script from this folder
     from common import HERE, main
 
 
-def describe(small: bool = False) -> dict:
-    n = 1 << (20 if small else 26)
+def describe(small: bool = False, size: int | None = None) -> dict:
+    """The tuning problem at n = ``size`` floats (2^26; 2^20 where ``small``)."""
+    n = size or 1 << (20 if small else 26)
     values = np.random.default_rng(0).random(n, dtype=np.float32)
     result = np.zeros(1, np.float32)
     expected = np.array([values.astype(np.float64).sum()], np.float32)

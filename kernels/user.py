@@ -21,7 +21,8 @@ bytes of every array: each array is read once, and an array the kernel writes (`
 without ``answer``, a pointer the signature does not declare ``const``) is written once. A user who
 knows more passes ``plan``: a callable of the configuration and the derived :class:`Launch` returning
 a Launch, or a dict of the Launch's cost fields (``accesses``, ``flops``, ``rounds``,
-``shared_wavefronts`` …) to replace. What the plan had to assume is said in :attr:`assumptions`.
+``shared_wavefronts``, ``shared_accesses`` — the block's shared-memory address patterns, whose bank
+conflicts the model counts at the machine's banks — ``barriers`` …) to replace. What the plan had to assume is said in :attr:`assumptions`.
 """
 from __future__ import annotations
 
@@ -277,7 +278,8 @@ class UserKernel(Kernel):
         if isinstance(got, Launch):
             return replace(got, source=derived.source, resources=got.resources or derived.resources)
         if isinstance(got, dict):
-            allowed = {"accesses", "rounds", "shared_wavefronts", "shared_rounds", "flops", "chain", "atomics", "fp64"}
+            allowed = {"accesses", "rounds", "shared_wavefronts", "shared_accesses", "shared_rounds", "barriers",
+                       "fma_chain", "flops", "chain", "atomics", "fp64"}
             unknown = sorted(set(got) - allowed)
             if unknown:
                 raise ParameterError("plan", f"returned unknown launch fields {unknown}; it may set {sorted(allowed)}")

@@ -244,3 +244,60 @@ def test_a_bad_spec_names_the_problem(tmp_path, run_cli):
     (tmp_path / "odd.toml").write_text(text + 'colour = "red"\n')       # a key of the last [[arguments]] table
     code, _, err = run_cli("tune", "--kernel", str(tmp_path / "odd.toml"), "--objective", "model")
     assert code == 2 and "colour" in err
+
+
+def _examples():
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[1])
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    import examples.gemm
+    import examples.stencil2d
+    return examples
+
+
+def test_a_plan_gives_shared_patterns_and_the_model_counts_their_bank_conflicts():
+    from memtune.costmodel.physical.shared import SharedAccess, wavefronts
+
+    gemm = _examples().gemm
+    # 64 threads store a 64 x 32 slab: row-major, a warp's 32 words in 32 banks; transposed, all in one bank
+    assert wavefronts(gemm.staged_store(64, 64, 32, False, 0), 4, 32, 4) == 2
+    assert wavefronts(gemm.staged_store(64, 64, 32, True, 0), 4, 32, 4) == 64
+    model = load_model("H100")
+
+    def predicted(transposed):
+        pattern = SharedAccess(gemm.staged_store, (256, 64, 32, transposed, 0), count=1e5)
+        problem = user_problem(**described(plan=lambda p, launch: {"shared_accesses": (pattern,)}))
+        return problem.predict_ms(model, {"block_size_x": 32, "block_size_y": 8, "tile": 1})
+
+    assert predicted(True) > 10 * predicted(False)             # 8 warps x 32 passes x 1e5 at one a cycle: ms
+
+
+def test_the_sgemm_examples_plan_counts_its_staging_and_operands_at_hand_computed_values():
+    from memtune.costmodel.physical.launch import launch_wavefronts
+
+    problem = user_problem(**_examples().gemm.describe(small=True))
+    params = {"block_size_x": 16, "block_size_y": 16, "tile_size_x": 8, "tile_size_y": 8, "tile_k": 32}
+    launch = problem.kernel.launch_plan(problem.size, problem.dtype, params, problem.case).launches[0]
+    # n = 512, 16 slabs, 8 warps: A's slab (128 x 32) stored transposed in 16 steps of 8 warps, each 32-way
+    # conflicted; B's (32 x 128) in 16 steps conflict-free; per k, 8 + 8 operand words a thread (one pass a
+    # warp each); and each slab's staging loads one line per A row and per 32 floats of B's
+    stores = 16 * (16 * 8 * 32 + 16 * 8)
+    operands = 512 * (8 + 8) * 8
+    lines = 16 * (128 + 32 * 128 / 32)
+    assert launch_wavefronts(launch, load_model("H100").machine) == stores + operands + lines == 137216
+    assert launch.rounds == 16 and launch.flops == 2 * 128 * 128 * 512
+
+
+def test_the_stencil_examples_plan_makes_each_unstaged_point_a_round():
+    stencil = _examples().stencil2d
+    problem = user_problem(**stencil.describe(size=(640, 480)))
+    base = {"block_size_x": 32, "block_size_y": 4, "tile_size_x": 4, "tile_size_y": 2}
+
+    def launch(**over):
+        return problem.kernel.launch_plan(problem.size, problem.dtype, {**base, **over}, problem.case).launches[0]
+
+    assert launch(use_shmem=0).rounds == 8 and launch(use_shmem=1).rounds == 2
+    assert launch(use_shmem=0).grid_shape == (5, 60, 1)           # 640 / (32 x 4), 480 / (4 x 2)
