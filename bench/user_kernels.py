@@ -59,7 +59,6 @@ def heldout(out: Path, iterations: int) -> None:
     """A random third of each example's configurations at its held-out size, and the restrict check."""
     import memtune
     from memtune.tuner.storage import data_dir
-    from memtune.tuner.trials import config_key
     from memtune.tuner.user import user_problem
 
     folder = out / "heldout"
@@ -67,9 +66,8 @@ def heldout(out: Path, iterations: int) -> None:
     for name, module in EXAMPLES.items():
         described = module.describe(size=HELDOUT[name])
         points = user_problem(**described).points()
-        chosen = {config_key(points[i]) for i in np.random.default_rng(0).permutation(len(points))[:len(points) // 3]}
-        restrictions = list(described.pop("restrictions", None) or []) + [lambda **p: config_key(p) in chosen]
-        _timed_record(name, folder / f"{name}.json", iterations, memtune, **described, restrictions=restrictions)
+        third = [points[i] for i in np.random.default_rng(0).permutation(len(points))[:len(points) // 3]]
+        _timed_record(name, folder / f"{name}.json", iterations, memtune, **only(described, third))
     described = stencil2d.describe(size=HELDOUT["stencil2d"])
     source = described["kernel_source"].read_text()
     restricted = source.replace("float *out, const float *in", "float *__restrict__ out, const float *__restrict__ in")
@@ -78,6 +76,15 @@ def heldout(out: Path, iterations: int) -> None:
                      tune_params={**described["tune_params"], "block_size_y": [4, 8]})
     _timed_record("stencil2d restrict", folder / "stencil2d_restrict.json", iterations, memtune, **described)
     shutil.copy(data_dir() / "kernel_resources.json", folder / "resources.json")
+
+
+def only(described: dict, configurations: list[dict]) -> dict:
+    """The description with its space cut to ``configurations`` (one restriction more)."""
+    from memtune.tuner.trials import config_key
+
+    keep = {config_key(c) for c in configurations}
+    return {**described, "restrictions": list(described.get("restrictions") or []) + [
+        lambda **p: config_key(p) in keep]}
 
 
 def _timed_record(label: str, cache: Path, iterations: int, memtune, **described) -> None:
@@ -111,7 +118,6 @@ def compare(out: Path, seeds: int, kt: Path | None, held_out: bool = False) -> N
     the third recorded there), into ``search.json`` of the grids' folder."""
     from memtune.tuner import Grid, load_model
     from memtune.tuner.storage import data_dir
-    from memtune.tuner.trials import config_key
     from memtune.tuner.user import user_problem
 
     folder = out / "heldout" if held_out else out
@@ -123,9 +129,7 @@ def compare(out: Path, seeds: int, kt: Path | None, held_out: bool = False) -> N
         grid = Grid.read(folder / f"{name}.json")
         described = module.describe(size=HELDOUT[name]) if held_out else module.describe()
         if held_out:
-            recorded = {config_key(json.loads(p)) for p in grid.frame.params}
-            described["restrictions"] = list(described.get("restrictions") or []) + [
-                lambda recorded=recorded, **p: config_key(p) in recorded]
+            described = only(described, [json.loads(p) for p in grid.frame.params])
         for variant in ("derived", "plan"):
             kwargs = dict(described) if variant == "plan" else {k: v for k, v in described.items() if k != "plan"}
             problem = user_problem(**kwargs)

@@ -2,8 +2,8 @@
 log(measured / predicted) on one indicator per (parameter, value) plus a constant.
 
 A value that ran slower than the model said moves every configuration with that value; the constant
-carries what is off for all of them. The model-guided strategy draws corrections from the posterior
-(Thompson sampling); a lookup between recorded sizes takes its mean.
+carries what is off for all of them. A lookup between recorded sizes and the shaped tables take its mean
+(the model-guided search corrects with the residual process instead, :mod:`.residual_process`).
 """
 from __future__ import annotations
 
