@@ -38,6 +38,12 @@ conv = predicted_held_out(OFFLADDER / "conv_heldout/offladder_grid.csv", model)
 conv["error"] = relative_error(conv.predicted_ms, conv.median_ms)
 print("held-out conv (1500^2 v1, 2500^2 v3, 4500^2 v2):", len(conv), "configs; median %.3f, p90 %.3f" % (
     conv.error.median(), conv.error.quantile(.9)), conv.groupby("size").error.median().round(3).to_dict())
+# held out from every model change so far: sizes chosen and measured 2026-11-25 (the table's off-ladder check)
+fresh = predicted_held_out(OFFLADDER / "fresh/offladder_grid.csv", model)
+fresh["error"] = relative_error(fresh.predicted_ms, fresh.median_ms)
+print("held-out grids of 2026-11-25 (seven families, sizes never recorded before):", len(fresh),
+      "configs; median %.3f, p90 %.3f" % (fresh.error.median(), fresh.error.quantile(.9)),
+      fresh.groupby("family").error.median().round(3).to_dict())
 # development: the studies' analysed CSVs, each configuration once (studies.base.distinct)
 devs = []
 for name in ("conv_matmul", "dmm_permutation", "hmm_permutation", "rap", "sat", "scan"):
