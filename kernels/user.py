@@ -22,7 +22,8 @@ without ``answer``, a pointer the signature does not declare ``const``) is writt
 knows more passes ``plan``: a callable of the configuration and the derived :class:`Launch` returning
 a Launch, or a dict of the Launch's cost fields (``accesses``, ``flops``, ``rounds``,
 ``shared_wavefronts``, ``shared_accesses`` — the block's shared-memory address patterns, whose bank
-conflicts the model counts at the machine's banks — ``barriers`` …) to replace. What the plan had to assume is said in :attr:`assumptions`.
+conflicts the model counts at the machine's banks — ``barriers`` …) to replace. What the plan had to
+assume is said in :attr:`assumptions`.
 """
 from __future__ import annotations
 

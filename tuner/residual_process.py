@@ -10,12 +10,13 @@ whole range is 1), each other parameter as one coordinate per value at 1/sqrt(2)
 are 1 apart); a parameter a configuration lacks (a family's other algorithm) sits mid-range, or at none
 of the values.
 
-The process's scales are statements about the model's errors, not fitted to any grid: ``SPREAD`` is how
-far (log) the model may be off at one configuration (the correction's prior spread), ``OFFSET`` how far it
-may be off for all of them at once (a machine file from another GPU: a factor of e), ``NOISE`` a
-measurement's own scatter (medians of the harness's repeats), and ``LENGTH`` the distance over which an
-error is shared: 0.6 of a parameter's range, so that neighbouring values share most of it and the ends of
-a range little.
+The process's scales: ``SPREAD`` is how far (log) the model may be off at one configuration (the
+correction's prior spread), ``OFFSET`` how far it may be off for all of them at once (a machine file from
+another GPU: a factor of e), ``NOISE`` a measurement's own scatter (medians of the harness's repeats), and
+``LENGTH`` the distance over which an error is shared. LENGTH (0.2-0.9 tried) and the search's KAPPA
+(0.25-2) were chosen by replaying the H100's development grids, the off-ladder grids (2026-11-23 and 24) and
+the user kernels' 2026-11-24 grids; for the search those grids are development data, and the user
+kernels' held-out grids (recorded after the choice) are the check.
 """
 from __future__ import annotations
 
