@@ -76,10 +76,12 @@ def heldout_cases(paths: list[str]) -> list:
     for path in paths:
         frame = pd.read_csv(path, keep_default_na=False)
         frame = frame[~frame.kernel.str.startswith("cupy")].assign(dtype="float32")
-        for (family, size, case, kernel), rows in frame.groupby(["family", "size", "case", "kernel"]):
-            prob = family_problem(family, int(size), "float32", **json.loads(case)).candidates[kernel]
-            if len(rows) >= MIN_POINTS and prob.kernel.name == kernel and replayable(prob, rows.params):
-                out.append((prob, Grid(rows.assign(size=rows["size"].astype("int64")), str(path))))
+        for (family, size, case), recorded in frame.groupby(["family", "size", "case"]):
+            candidates = family_problem(family, int(size), "float32", **json.loads(case)).candidates
+            for kernel, rows in recorded.groupby("kernel"):
+                prob = candidates[kernel]
+                if len(rows) >= MIN_POINTS and prob.kernel.name == kernel and replayable(prob, rows.params):
+                    out.append((prob, Grid(rows.assign(size=rows["size"].astype("int64")), str(path))))
     return out
 
 

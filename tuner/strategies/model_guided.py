@@ -40,6 +40,7 @@ class ModelGuidedSampler(optuna.samplers.BaseSampler):
         rng = np.random.default_rng(seed)
         self.prior = np.log([max(predict(p), 1e-12) for p in points]) + JITTER * rng.standard_normal(len(points))
         self.process = ResidualProcess(points)
+        self.index = {config_key(p): i for i, p in enumerate(points)}   # built once: every proposal looks up
         self._fallback = optuna.samplers.RandomSampler(seed=seed)
 
     def infer_relative_search_space(self, study, trial):
@@ -47,11 +48,10 @@ class ModelGuidedSampler(optuna.samplers.BaseSampler):
 
     def _measured(self, study, trial) -> tuple[set[int], list[tuple[int, float]]]:
         """The configurations tried (by index), and those measured with their times."""
-        index = {config_key(p): i for i, p in enumerate(self.points)}
         tried, done = set(), []
         for t in study.get_trials(deepcopy=False):
             params = trial_params(t)
-            i = index.get(config_key({k: v for k, v in params.items() if k in self.names}))
+            i = self.index.get(config_key({k: v for k, v in params.items() if k in self.names}))
             if i is None or t.number == trial.number:
                 continue
             tried.add(i)
