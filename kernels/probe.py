@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from ..costmodel.physical.machine import PARAMETERS, KernelResources, MachineFile, Quantity
+from ..costmodel.physical.machine import CURVES, PARAMETERS, Curve, KernelResources, MachineFile, Quantity
 
 from .device import cupy, function, launch
 from . import timing
@@ -83,8 +83,9 @@ def global_latencies() -> dict[str, Quantity]:
             "l2_latency": _summary(l2, "ns", PARAMETERS["l2_latency"][1])}
 
 
-def l2_size(l2_ns: float, dram_ns: float, attribute: int) -> tuple[Quantity, dict]:
-    """The footprint where the chase latency crosses half-way between the L2's and the DRAM's."""
+def l2_size(l2_ns: float, dram_ns: float, attribute: int) -> tuple[Quantity, dict, Curve]:
+    """The footprint where the chase latency crosses half-way between the L2's and the DRAM's, and the chase
+    latency at each footprint measured (the model reads the L2's hit fraction of random accesses off it)."""
     mib = [8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 128]
     curve = {m: statistics.median(chase_ns(m << 20, 4000, 3)) for m in mib}
     half = (l2_ns + dram_ns) / 2
@@ -92,9 +93,8 @@ def l2_size(l2_ns: float, dram_ns: float, attribute: int) -> tuple[Quantity, dic
     prev = mib[max(0, mib.index(knee) - 1)]
     if knee != prev and curve[knee] != curve[prev]:   # interpolate between the two footprints around the crossing
         knee = prev + (knee - prev) * (half - curve[prev]) / (curve[knee] - curve[prev])
-    notes = {"l2_chase_curve_ns": ", ".join(f"{m} MiB: {curve[m]:.0f}" for m in mib),
-             "l2_attribute_bytes": attribute}
-    return Quantity(knee * (1 << 20), "B", 0.0, PARAMETERS["l2_bytes"][1]), notes
+    chase = Curve(tuple(float(m << 20) for m in mib), tuple(curve[m] for m in mib), *CURVES["l2_chase_latency"])
+    return Quantity(knee * (1 << 20), "B", 0.0, PARAMETERS["l2_bytes"][1]), {"l2_attribute_bytes": attribute}, chase
 
 
 def read_bandwidth(nbytes: int, passes: int, grid: int) -> list[float]:
@@ -105,6 +105,24 @@ def read_bandwidth(nbytes: int, passes: int, grid: int) -> list[float]:
     n4 = np.int64(a.size // 4)
     times = _event_ms(lambda k: launch(fn, (grid,), (512,), (a, n4, np.int32(passes), out)))
     return [nbytes * passes / (t * 1e-3) / 1e9 for t in times]
+
+
+def sm_read_bandwidth(grid: int = 1, nbytes: int = 1 << 28) -> list[float]:
+    """DRAM read bandwidth (GB/s) of ``grid`` blocks of 512 threads, each alone on its SM (``grid`` at most the
+    SMs): what that many SMs can pull with 4 independent 16-byte loads a thread in flight (``read_sum``)."""
+    return read_bandwidth(nbytes, 1, grid)
+
+
+def sm_grids(sms: int) -> list[int]:
+    """The grids of the bandwidth-by-SMs curve: 1 to 32 by doubling, quarters of the SMs, and 2 and 4 blocks an SM."""
+    return sorted({1, 2, 4, 8, 16, 32, sms // 4, sms // 2, (3 * sms) // 4, sms, 2 * sms, 4 * sms} - {0})
+
+
+def bandwidth_by_sms(sms: int) -> Curve:
+    grids = sm_grids(sms)
+    values = [statistics.median(sm_read_bandwidth(g)) for g in grids]
+    return Curve(tuple(float(g) for g in grids), tuple(values), CURVES["sm_read_bandwidth"][0],
+                 CURVES["sm_read_bandwidth"][1])
 
 
 def copy_bandwidth() -> list[float]:
@@ -354,10 +372,12 @@ def probe(functions=(), log=lambda message: None) -> MachineFile:
     values["copy_bandwidth"] = _summary(copy_bandwidth(), "GB/s", PARAMETERS["copy_bandwidth"][1])
     values["dram_read_bandwidth"] = _summary(read_bandwidth(1 << 30, 1, sms * 4), "GB/s",
                                              PARAMETERS["dram_read_bandwidth"][1])
+    curves = {"sm_read_bandwidth": bandwidth_by_sms(sms)}
     log("probe: bandwidth")
     values.update(global_latencies())
     l2_attr = cupy().cuda.Device().attributes.get("L2CacheSize", 0)
-    values["l2_bytes"], notes = l2_size(values["l2_latency"].value, values["dram_latency"].value, l2_attr)
+    values["l2_bytes"], notes, curves["l2_chase_latency"] = l2_size(values["l2_latency"].value,
+                                                                     values["dram_latency"].value, l2_attr)
     values["l2_bandwidth"] = _summary(read_bandwidth(int(values["l2_bytes"].value) // 4 // 4096 * 4096, 20, sms * 4),
                                       "GB/s", PARAMETERS["l2_bandwidth"][1])
     values["l2_dirty_bytes"] = _summary(l2_dirty_bytes(values["copy_bandwidth"].value), "B",
@@ -377,7 +397,7 @@ def probe(functions=(), log=lambda message: None) -> MachineFile:
         values[name] = _summary(fma_latency(dtype), "cycle", PARAMETERS[name][1])
     log("probe: launches, flags, arithmetic")
     ordered = {k: values[k] for k in PARAMETERS}
-    return MachineFile(device_name(), ordered, kernel_resources(functions), "probe", notes)
+    return MachineFile(device_name(), ordered, kernel_resources(functions), "probe", notes, curves)
 
 
 def ptxas_resources(filename: str, arch: str = "sm_90") -> dict[str, KernelResources]:

@@ -11,7 +11,7 @@ from memtune import kernels
 from memtune.costmodel import physical
 from memtune.costmodel.errors import InputFileError
 from memtune.costmodel.physical import launch as L
-from memtune.costmodel.physical.machine import PARAMETERS, KernelResources, MachineFile, Quantity
+from memtune.costmodel.physical.machine import PARAMETERS, Curve, KernelResources, MachineFile, Quantity
 from memtune.costmodel.physical.model import PhysicalModel, permutation_stages
 from memtune.costmodel.physical.shared import SharedAccess, idle_cycles, wavefronts
 
@@ -53,6 +53,36 @@ def test_machine_file_round_trip_and_errors(tmp_path):
     with pytest.raises(physical.MachineFileError, match="memtune probe"):
         physical.load("GeForce 9999")
     assert physical.load("toy", user_folder=tmp_path).device == "toy"
+
+
+def test_a_curve_round_trips_and_a_bad_one_is_named(tmp_path):
+    curve = Curve((1.0, 66.0, 132.0), (62.0, 2453.0, 2811.0), "GB/s", "toy")
+    m = replace(toy(), curves={"sm_read_bandwidth": curve})
+    assert physical.load(path=m.save(tmp_path / "c.toml")) == m
+    # straight lines between the points, flat past the ends
+    assert curve(33) == pytest.approx(62 + 32 / 65 * (2453 - 62)) and curve(500) == 2811 and curve(0.5) == 62
+    bad = tmp_path / "bad.toml"
+    bad.write_text((tmp_path / "c.toml").read_text().replace("at = [1, 66, 132]", "at = [66, 1, 132]"))
+    with pytest.raises(InputFileError, match="curve 'sm_read_bandwidth'"):
+        physical.load(path=bad)
+
+
+def test_few_sms_draw_their_share_of_the_bandwidth():
+    """A block on each of k SMs reads at most at the probed curve's value at k: with the toy's 2 SMs, one block
+    alone draws 40 of the 100 bytes/ns that two draw, so its bytes take at least 2.5 times as long as at the
+    device's bandwidth, a bound beside (not added to) the rounds' latencies."""
+    curve = Curve((1.0, 2.0, 4.0), (40.0, 100.0, 110.0), "GB/s", "toy")
+    m = replace(toy(), curves={"sm_read_bandwidth": curve})
+    assert m.bandwidth_share(1) == pytest.approx(0.4) and m.bandwidth_share(2) == 1.0 and toy().bandwidth_share(1) == 1
+    lone = L.Launch("f", 1, 256, accesses=(L.Access("a", 10000),), rounds=1)
+    alone, flat = L.launch_time(lone, L.Served(10000, 0), m), L.launch_time(lone, L.Served(10000, 0), toy())
+    # one wave: max(bytes at the bandwidth + a round's latency, bytes at the share's bandwidth) + the drain's latency
+    assert alone.total_ns == pytest.approx(10000 / 0.4 + 100) and flat.total_ns == pytest.approx(10000 + 200)
+    slow = L.launch_time(replace(lone, rounds=300), L.Served(10000, 0), m)     # 300 rounds: 30000 ns of latency
+    assert slow.total_ns == pytest.approx(10000 + 30000 + 100)                  # the latency bounds it, not the share
+    assert float(L.launch_expr(alone, m).subs(L.symbol_values(m))) == pytest.approx(alone.total_ns)
+    pair = L.launch_time(replace(lone, grid=2), L.Served(10000, 0), m)      # both SMs busy: the full bandwidth
+    assert pair.total_ns == pytest.approx(10000 + 200)
 
 
 def test_occupancy_from_registers_threads_and_shared():
@@ -172,6 +202,23 @@ def test_l2_serves_what_was_touched_while_it_fits():
     casual = L.Plan(big.arrays, (L.Launch("f", 1, 32, accesses=(L.Access("b", 320, write=True, casual=True),)),))
     assert L.serve(casual, 1000, ecc=True)[0].dram == 640       # ECC: a partial-sector write reads its sector
     assert L.serve(casual, 1000, ecc=False)[0].dram == 320
+
+
+def test_random_reads_hit_the_l2_as_the_chase_latency_says():
+    """The toy's chase: 50 ns (its L2 latency) up to 1000 bytes, 100 ns (its DRAM latency) from 2000 on."""
+    chase = Curve((100.0, 1000.0, 2000.0), (50.0, 50.0, 100.0), "ns", "toy")
+    m = replace(toy(), curves={"l2_chase_latency": chase})
+    assert m.l2_hit(500) == 1.0 and m.l2_hit(1500) == pytest.approx(0.5) and m.l2_hit(3000) == 0.0
+    assert toy().l2_hit(999) == 1.0 and toy().l2_hit(1001) == 0.0          # no curve: the L2 as a hard capacity
+    # a gather of 100 sectors (3200 bytes) of a 400-byte array by a 100-byte index: 500 bytes touched, all
+    # hits after the first touch of each sector (400 bytes from DRAM); over 1500 bytes half the re-touches miss
+    gather = L.Plan({"a": 400, "idx": 100}, (L.Launch("f", 1, 32, accesses=(
+        L.Access("idx", 100), L.Access("a", 3200, casual=True))),))
+    (small,) = L.serve(gather, 1000, ecc=True, hit=m.l2_hit)
+    assert (small.dram, small.l2) == (100 + 400, 2800)
+    (wide,) = L.serve(replace(gather, arrays={"a": 1400, "idx": 100}), 1000, ecc=True, hit=m.l2_hit)
+    assert (wide.dram, wide.l2) == (100 + 1600, 1600)
+    assert L.serve(gather, 1000, ecc=True)[0].dram == 100 + 3200              # no hit function: every sector
 
 
 def test_dirty_lines_of_the_flush_are_written_back_by_the_first_new_lines():

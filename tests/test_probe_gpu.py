@@ -27,7 +27,7 @@ def test_probe_runs_in_under_a_minute_and_round_trips(probed, tmp_path):
     machine, seconds = probed
     assert seconds < 60
     again = parse(machine.save(tmp_path / "m.toml").read_text(), "m.toml")
-    assert again.values == machine.values and again.kernels == machine.kernels
+    assert again.values == machine.values and again.kernels == machine.kernels and again.curves == machine.curves
     assert set(PARAMETERS) <= set(machine.values)
 
 
@@ -51,6 +51,11 @@ def test_probed_values_are_physical(probed):
     assert v["dram_latency"] < v["flag_round_trip"] < 10_000
     assert v["fma_f64"] < v["fma_f32"]
     assert 2 <= v["fma_latency"] <= v["fma_latency_f64"] < 64    # cycles: a pipeline's depth, not a memory trip
+    # one SM cannot draw the device's bandwidth; a block on every SM draws nearly all of it
+    curve = probed[0].curves["sm_read_bandwidth"]
+    assert curve.at[0] == 1 and 0.3 * v["dram_read_bandwidth"] / v["sms"] < curve(1) < 0.1 * v["dram_read_bandwidth"]
+    assert curve(8) < curve(32) < curve(v["sms"]) < 1.1 * v["dram_read_bandwidth"]
+    assert probed[0].bandwidth_share(v["sms"]) == 1.0 and probed[0].bandwidth_share(1) < 0.1
 
 
 def test_every_planned_function_has_its_resources(probed):

@@ -201,23 +201,32 @@ class LaunchTime:
         return max(parts, key=parts.get)
 
 
-def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0) -> list[Served]:
+def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0, hit=None) -> list[Served]:
     """DRAM and L2 bytes of each launch (LRU in bytes; the run starts with a cold L2).
 
     The cold L2 holds ``dirty`` bytes of another buffer's writes (the timing harness's flush) spread over
     its lines: each line the run brings in replaces one, so the first ``l2_bytes`` of new lines write back
-    ``dirty`` bytes to DRAM in proportion, and lines the run brings in later replace only its own."""
+    ``dirty`` bytes to DRAM in proportion, and lines the run brings in later replace only its own.
+
+    A casual read touches its array's sectors in random order, several times each: the first touch of a
+    sector is DRAM's, and a later one finds it in the L2 at ``hit(footprint)`` (the machine's
+    :meth:`~.machine.MachineFile.l2_hit`, read off the probed chase latency), the footprint being the bytes
+    of every array the launch touches. Without ``hit`` every casual sector is DRAM's."""
     last_touch: dict[str, float] = {}
     clock = replaced = 0.0
     fits = sum(plan.arrays.values()) <= l2_bytes   # an L2 that holds the whole run keeps its writes until after it
     out = []
     for launch in plan.launches:
         dram = l2 = writeback = 0.0
+        footprint = sum(plan.arrays.get(name, 0) for name in {a.array for a in launch.accesses})
         for a in launch.accesses:
             size = plan.arrays.get(a.array, a.bytes)
             resident = a.array in last_touch and clock - last_touch[a.array] + size <= l2_bytes
             if a.cached or (a.write and fits) or resident:
                 l2 += a.bytes
+            elif a.casual and not a.write and hit is not None:
+                first = max(min(size, a.bytes), a.bytes * (1 - hit(footprint)))
+                dram, l2 = dram + first, l2 + a.bytes - first
             else:
                 dram += a.bytes * (2 if (a.write and a.casual and ecc) else 1)
             if not (a.cached or resident):
@@ -279,28 +288,31 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     drain = launch_drain_cycles(launch, machine) / machine["clock"]
     lat = wait + drain + warp_issue
 
-    def wave(k: int) -> tuple[float, float]:
+    def wave(k: int) -> tuple[float, float, float]:
+        """(memory, instructions, drawn) of a wave of k blocks: its bytes at the device's bandwidth; the SMs'
+        issue work; its bytes at the bandwidth that min(k, sms) SMs draw (an SM keeps a bounded number of bytes
+        in flight, so a grid on few SMs cannot draw the whole memory system however long it waits)."""
         mem = k * (per_block_dram / beta + per_block_l2 / machine["l2_bandwidth"])
         per_sm = -(-k // sms)
         busy = min(k, sms) / sms
         inst = per_sm * wavefronts * wavefront_ns + k * launch.flops / (fma * busy)
-        return mem, max(inst, per_sm * block_ns)
+        return mem, max(inst, per_sm * block_ns), mem / machine.bandwidth_share(min(k, sms))
 
-    waves = [(c, *wave(k)) for c, k in ((full, concurrent), (1, tail)) if c and k]   # (count, memory, instructions)
-    memory = sum(c * mem for c, mem, _ in waves)
-    instruction = sum(c * inst for c, _, inst in waves)
-    latency_total = sum(c for c, _, _ in waves) * lat
+    waves = [(c, *wave(k)) for c, k in ((full, concurrent), (1, tail)) if c and k]   # (count, memory, instructions, drawn)
+    memory = sum(c * max(mem, drawn) for c, mem, _, drawn in waves)
+    instruction = sum(c * inst for c, _, inst, _ in waves)
+    latency_total = sum(c for c, *_ in waves) * lat
     if len(waves) == 1 and waves[0][0] == 1:
         # one wave: its blocks start together and walk their rounds in step, so each round costs its
         # bytes at bandwidth plus a latency (the seeds' n/w + L per round); a barrier's drain idles the SM
         # unless another block it holds fills it (fewer than b where the grid is small)
-        _, mem, inst = waves[0]
-        body = max(mem + lat, inst + wait / b + drain / min(b, -(-grid // sms))) + latency
+        _, mem, inst, drawn = waves[0]
+        body = max(mem + lat, drawn, inst + wait / b + drain / min(b, -(-grid // sms))) + latency
     else:
         # several waves: a request waits its latency behind the bytes queued before it (the additive
         # n/w + L of a round, which Little's law turns into bandwidth once enough bytes are in flight);
         # while one of the SM's b blocks waits on its dependent rounds, its share of the issue slots idles
-        body = sum(c * max(mem + lat, inst + (wait + drain) / b) for c, mem, inst in waves) + latency
+        body = sum(c * max(mem + lat, drawn, inst + (wait + drain) / b) for c, mem, inst, drawn in waves) + latency
     body = max(body, grid * launch.atomics * machine["atomic_interval"])
     chain = launch.chain * machine["flag_round_trip"] / 2
     total = body + chain
@@ -324,7 +336,7 @@ def launch_drain_cycles(launch: Launch, machine) -> float:
 
 
 def plan_times(plan: Plan, machine) -> list[LaunchTime]:
-    served = serve(plan, machine["l2_bytes"], bool(machine["ecc"]), machine["l2_dirty_bytes"])
+    served = serve(plan, machine["l2_bytes"], bool(machine["ecc"]), machine["l2_dirty_bytes"], machine.l2_hit)
     return [launch_time(launch, s, machine) for launch, s in zip(plan.launches, served)]
 
 
@@ -395,14 +407,15 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
         mem = sympy.nsimplify(k * t.served.dram_moved / grid) / BETA + sympy.nsimplify(k * t.served.l2 / grid) / BETA2
         inst = sympy.nsimplify(per_sm * wavefronts) / SIGMA + \
             sympy.nsimplify(k * launch.flops * sms / min(k, sms)) / phi
-        return mem, sympy.Max(inst, per_sm * block)
+        share = machine.bandwidth_share(min(k, sms))
+        return mem, sympy.Max(inst, per_sm * block), mem / sympy.Float(share) if share < 1 else mem
 
     if full + (1 if tail else 0) == 1:
-        mem, inst = wave(min(grid, concurrent))
-        body = sympy.Max(mem + lat, inst + wait / b + drain / min(b, -(-grid // sms))) + lat_sym
+        mem, inst, drawn = wave(min(grid, concurrent))
+        body = sympy.Max(mem + lat, drawn, inst + wait / b + drain / min(b, -(-grid // sms))) + lat_sym
     else:
         waves = [(c, *wave(k)) for c, k in ((full, concurrent), (1 if tail else 0, tail)) if c]
-        body = sum((c * sympy.Max(mem + lat, inst + (wait + drain) / b) for c, mem, inst in waves),
+        body = sum((c * sympy.Max(mem + lat, drawn, inst + (wait + drain) / b) for c, mem, inst, drawn in waves),
                    sympy.Integer(0)) + lat_sym
     if launch.atomics:
         body = sympy.Max(body, sympy.nsimplify(grid * launch.atomics) * ATOMIC)

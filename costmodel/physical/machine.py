@@ -41,6 +41,36 @@ class Quantity:
 
 
 @dataclass(frozen=True)
+class Curve:
+    """A measured quantity as a function of a count: ``values[i]`` (in ``unit``) at ``at[i]``, each the median of
+    its repeats; read between points by straight lines and held flat past the ends."""
+
+    at: tuple[float, ...]
+    values: tuple[float, ...]
+    unit: str
+    method: str = ""
+
+    def __call__(self, x: float) -> float:
+        import numpy as np
+
+        return float(np.interp(x, self.at, self.values))
+
+    def to_toml(self) -> str:
+        return (f"{{ at = [{', '.join(_num(a) for a in self.at)}], values = [{', '.join(_num(v) for v in self.values)}], "
+                f"unit = {_str(self.unit)}, method = {_str(self.method)} }}")
+
+
+# Measured curves of the model (optional: a machine file without one is read as if the curve were flat)
+CURVES = {
+    "l2_chase_latency": ("ns", "dependent-load chase over a ring of that many bytes (one slot per 128-byte line), "
+                               "one thread, from the L2-resident footprints to past the L2"),
+    "sm_read_bandwidth": ("GB/s", "DRAM read bandwidth of a grid of that many blocks of 512 threads, each alone on "
+                                  "its SM up to the SM count (4 independent 16-byte loads a thread in flight, "
+                                  "256 MiB, probe.cu's read_sum)"),
+}
+
+
+@dataclass(frozen=True)
 class KernelResources:
     registers: int               # per thread
     static_shared: int = 0       # bytes per block
@@ -97,6 +127,27 @@ class MachineFile:
     kernels: dict[str, KernelResources] = field(default_factory=dict)
     source: str = "probe"
     notes: dict = field(default_factory=dict)
+    curves: dict[str, Curve] = field(default_factory=dict)
+
+    def bandwidth_share(self, active_sms: float) -> float:
+        """The share of the device's bandwidth that ``active_sms`` SMs pull (1 with all of them busy): the
+        probed read bandwidth of a block on each of that many SMs over the same with a block on every SM. An SM
+        keeps a bounded number of bytes in flight, so a grid on a few SMs cannot draw the whole memory system;
+        1 where the machine file has no such curve."""
+        curve = self.curves.get("sm_read_bandwidth")
+        if curve is None:
+            return 1.0
+        return min(1.0, curve(active_sms) / curve(self["sms"]))
+
+    def l2_hit(self, footprint: float) -> float:
+        """The fraction of random accesses over ``footprint`` bytes that the L2 serves: where the probed chase
+        latency at that footprint lies between the L2's latency (all hits) and the DRAM's (all misses). Without
+        the curve, the L2 as a hard capacity: all hits up to ``l2_bytes``, none past it."""
+        curve = self.curves.get("l2_chase_latency")
+        if curve is None:
+            return 1.0 if footprint <= self["l2_bytes"] else 0.0
+        dram, l2 = self["dram_latency"], self["l2_latency"]
+        return min(1.0, max(0.0, (dram - curve(footprint)) / (dram - l2)))
 
     def __getitem__(self, name: str) -> float:
         if name not in self.values:
@@ -111,6 +162,8 @@ class MachineFile:
                  "# value: the median of the repeats, in `unit`; spread: inter-quartile range / median", "",
                  f"device = {_str(self.device)}", f"source = {_str(self.source)}", "", "[parameters]"]
         lines += [f"{k} = {q.to_toml()}" for k, q in self.values.items()]
+        if self.curves:
+            lines += ["", "[curves]"] + [f"{k} = {c.to_toml()}" for k, c in self.curves.items()]
         if self.notes:
             lines += ["", "[notes]"] + [f"{k} = {_str(str(v))}" for k, v in self.notes.items()]
         lines += ["", "[kernels]"]
@@ -158,7 +211,20 @@ def parse(text: str, origin: str) -> MachineFile:
     kernels = {k: KernelResources(int(v["registers"]), int(v.get("static_shared", 0)), int(v.get("local", 0)))
                for k, v in data.get("kernels", {}).items()}
     return MachineFile(str(data["device"]), values, kernels, str(data.get("source", "probe")),
-                       dict(data.get("notes", {})))
+                       dict(data.get("notes", {})), _curves(data.get("curves", {}), origin))
+
+
+def _curves(table: dict, origin: str) -> dict[str, Curve]:
+    out = {}
+    for key, c in table.items():
+        at, values = c.get("at") if isinstance(c, dict) else None, c.get("values") if isinstance(c, dict) else None
+        if not (isinstance(at, list) and isinstance(values, list) and len(at) == len(values) > 0
+                and all(isinstance(x, (int, float)) for x in at + values) and at == sorted(at)):
+            raise InputFileError(f"machine file {origin}: curve {key!r} needs 'at' (ascending) and 'values' "
+                                 "lists of numbers of one length")
+        out[key] = Curve(tuple(float(x) for x in at), tuple(float(v) for v in values), str(c.get("unit", "")),
+                         str(c.get("method", "")))
+    return out
 
 
 def shipped() -> dict[str, MachineFile]:

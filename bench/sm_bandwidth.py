@@ -1,0 +1,43 @@
+"""How DRAM read bandwidth grows with the SMs that pull it (the machine file's ``sm_read_bandwidth`` curve, as
+``memtune probe`` measures it: ``read_sum``, 512 threads a block, 4 independent 16-byte loads a thread, over
+256 MiB), each grid's median of seven, written as JSON. A grid of at most one block an SM measures what that
+many SMs can pull (the scheduler gives each block its own SM).
+
+    python bench/sm_bandwidth.py OUT.json [--into MACHINE.toml]
+
+``--into``: also put the measured curve into that machine file (one probed before the curve was part of the
+probe), every other line of it unchanged.
+"""
+import argparse
+import json
+import statistics
+from pathlib import Path
+
+from memtune.costmodel.physical.machine import CURVES, Curve, parse
+from memtune.kernels import probe
+from memtune.kernels.timing import Device
+
+parser = argparse.ArgumentParser(description=__doc__)
+parser.add_argument("out", type=Path)
+parser.add_argument("--into", type=Path)
+args = parser.parse_args()
+sms = int(probe.attributes()["sms"].value)
+rows = []
+for grid in probe.sm_grids(sms):
+    gbps = probe.sm_read_bandwidth(grid)
+    rows.append({"grid": grid, "gbps": statistics.median(gbps), "per_block": statistics.median(gbps) / grid,
+                 "samples": gbps})
+    print(f"grid {grid:4d}: {rows[-1]['gbps']:8.1f} GB/s, {rows[-1]['per_block']:6.1f} a block", flush=True)
+device = Device.current().name
+args.out.write_text(json.dumps({"device": device, "sms": sms, "rows": rows}, indent=1))
+if args.into:
+    text = args.into.read_text()
+    if parse(text, str(args.into)).device != device:
+        raise SystemExit(f"--into: {args.into} is not this GPU's ({device}) machine file")
+    unit, method = CURVES["sm_read_bandwidth"]
+    curve = Curve(tuple(float(r["grid"]) for r in rows), tuple(r["gbps"] for r in rows), unit,
+                  f"{method} (measured by bench/sm_bandwidth.py, {args.out.name})")
+    line = f"sm_read_bandwidth = {curve.to_toml()}\n"
+    lines = [x for x in text.splitlines(keepends=True) if not x.startswith("sm_read_bandwidth = ")]
+    at = lines.index("[curves]\n") + 1
+    args.into.write_text("".join(lines[:at] + [line] + lines[at:]))
