@@ -41,3 +41,17 @@ def read_rows(path) -> list[list[str]]:
 def write_rows(path, rows: list[list[str]]) -> None:
     with open(path, "w", newline="") as f:
         csv.writer(f, lineterminator="\n").writerows(rows)
+
+
+def put_into_machine_file(path, device: str, key: str, toml_value: str, after: str) -> None:
+    """Write ``key = toml_value`` into the machine file at ``path`` (``device``'s, probed before ``key`` was part of
+    the probe), on the line after the first that starts with ``after``, replacing any line of ``key``; every other
+    line unchanged."""
+    import tomllib
+
+    text = Path(path).read_text()
+    if tomllib.loads(text).get("device") != device:
+        raise SystemExit(f"--into: {path} is not this GPU's ({device}) machine file")
+    lines = [x for x in text.splitlines(keepends=True) if not x.startswith(f"{key} = ")]
+    at = next(i for i, x in enumerate(lines) if x.startswith(after)) + 1
+    Path(path).write_text("".join(lines[:at] + [f"{key} = {toml_value}\n"] + lines[at:]))

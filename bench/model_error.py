@@ -44,6 +44,14 @@ fresh["error"] = relative_error(fresh.predicted_ms, fresh.median_ms)
 print("held-out grids of 2026-11-25 (seven families, sizes never recorded before):", len(fresh),
       "configs; median %.3f, p90 %.3f" % (fresh.error.median(), fresh.error.quantile(.9)),
       fresh.groupby("family").error.median().round(3).to_dict())
+# the H200 from its probed machine file alone: its off-ladder check of 2026-11-25 (bench/results/h200/offladder/fresh),
+# sizes no H200 record had, measured after this model's terms were chosen (its curve measured in the same call)
+h200 = tuner.load_model("NVIDIA H200").without(*args.without)
+H200 = HERE / "bench/results/h200/offladder/fresh"
+other = pd.concat([predicted_held_out(H200 / "offladder_grid.csv", h200), predicted_held_out(H200 / "conv/offladder_grid.csv", h200)])
+other["error"] = relative_error(other.predicted_ms, other.median_ms)
+print("H200 held-out grids of 2026-11-25 (probe only):", len(other), "configs; median %.3f, p90 %.3f" % (
+    other.error.median(), other.error.quantile(.9)), other.groupby("family").error.median().round(3).to_dict())
 # development: the studies' analysed CSVs, each configuration once (studies.base.distinct)
 devs = []
 for name in ("conv_matmul", "dmm_permutation", "hmm_permutation", "rap", "sat", "scan"):

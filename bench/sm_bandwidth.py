@@ -13,7 +13,9 @@ import json
 import statistics
 from pathlib import Path
 
-from memtune.costmodel.physical.machine import CURVES, Curve, parse
+from common import put_into_machine_file
+
+from memtune.costmodel.physical.machine import CURVES, Curve
 from memtune.kernels import probe
 from memtune.kernels.timing import Device
 
@@ -31,13 +33,7 @@ for grid in probe.sm_grids(sms):
 device = Device.current().name
 args.out.write_text(json.dumps({"device": device, "sms": sms, "rows": rows}, indent=1))
 if args.into:
-    text = args.into.read_text()
-    if parse(text, str(args.into)).device != device:
-        raise SystemExit(f"--into: {args.into} is not this GPU's ({device}) machine file")
     unit, method = CURVES["sm_read_bandwidth"]
     curve = Curve(tuple(float(r["grid"]) for r in rows), tuple(r["gbps"] for r in rows), unit,
                   f"{method} (measured by bench/sm_bandwidth.py, {args.out.name})")
-    line = f"sm_read_bandwidth = {curve.to_toml()}\n"
-    lines = [x for x in text.splitlines(keepends=True) if not x.startswith("sm_read_bandwidth = ")]
-    at = lines.index("[curves]\n") + 1
-    args.into.write_text("".join(lines[:at] + [line] + lines[at:]))
+    put_into_machine_file(args.into, device, "sm_read_bandwidth", curve.to_toml(), "[curves]")

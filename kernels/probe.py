@@ -271,6 +271,22 @@ def launch_costs() -> dict[str, Quantity]:
             "launch_gap": _summary(gap, "us", PARAMETERS["launch_gap"][1])}
 
 
+def timed_empty_runs(counts=(1, 2, 4, 8), fits: int = 5) -> tuple[list[float], list[float]]:
+    """Runs of 1 to 8 empty kernels timed by memtune's harness (:func:`.timing.time_call`: flush, hold, events),
+    each count's median of 21, fitted as a line in the count ``fits`` times: (intercepts, slopes), in us. The
+    slope is a launch's device gap again; the intercept is what the harness's timing adds to every run once
+    (its events and the first launch's start)."""
+    empty = function(SOURCE, "empty")
+    intercepts, slopes = [], []
+    for _ in range(fits):
+        per = [statistics.median(timing.time_call(lambda k=k: [launch(empty, (1,), (32,), ()) for _ in range(k)], 21))
+               for k in counts]
+        slope, intercept = np.polyfit(counts, np.array(per) * 1e3, 1)
+        intercepts.append(float(intercept))
+        slopes.append(float(slope))
+    return intercepts, slopes
+
+
 def block_costs(sms: int) -> dict[str, Quantity]:
     """SM time per empty block at 1 to 32 warps a block (200 waves at full occupancy), fitted as a line in warps."""
     empty = function(SOURCE, "empty")
@@ -388,6 +404,7 @@ def probe(functions=(), log=lambda message: None) -> MachineFile:
     values.update(shared_banks(sms))
     log("probe: shared memory")
     values.update(launch_costs())
+    values["timing_intercept"] = _summary(timed_empty_runs()[0], "us", PARAMETERS["timing_intercept"][1])
     values.update(block_costs(sms))
     values["atomic_interval"] = _summary(atomic_interval(sms), "ns", PARAMETERS["atomic_interval"][1])
     values["flag_round_trip"] = _summary(flag_round_trip(), "ns", PARAMETERS["flag_round_trip"][1])

@@ -23,7 +23,7 @@ def toy(**over) -> MachineFile:
     v = {"copy_bandwidth": 1.0, "dram_read_bandwidth": 1.0, "dram_latency": 100.0, "l2_latency": 50.0,
          "l2_bytes": 1e3, "l2_bandwidth": 4.0, "l2_dirty_bytes": 0.0, "shared_bandwidth": 128.0, "shared_latency": 20.0, "banks": 32,
          "bank_bytes": 4, "clock": 1.0, "launch_overhead": 5.0, "launch_gap": 2.0, "flag_round_trip": 400.0,
-         "launch_per_array": 0.5, "launch_per_scalar": 1.0, "block_launch": 10.0, "warp_launch": 1.0, "atomic_interval": 2.0,
+         "launch_per_array": 0.5, "launch_per_scalar": 1.0, "timing_intercept": 0.0, "block_launch": 10.0, "warp_launch": 1.0, "atomic_interval": 2.0,
          "fma_f32": 1000.0, "fma_f64": 500.0, "fma_latency": 4.0, "fma_latency_f64": 8.0,
          "sms": 2, "threads_per_sm": 2048, "blocks_per_sm": 32,
          "registers_per_sm": 65536, "shared_per_sm": 102400, "shared_per_block": 49152,
@@ -202,6 +202,17 @@ def test_l2_serves_what_was_touched_while_it_fits():
     casual = L.Plan(big.arrays, (L.Launch("f", 1, 32, accesses=(L.Access("b", 320, write=True, casual=True),)),))
     assert L.serve(casual, 1000, ecc=True)[0].dram == 640       # ECC: a partial-sector write reads its sector
     assert L.serve(casual, 1000, ecc=False)[0].dram == 320
+
+
+def test_the_timings_intercept_is_added_once_a_run():
+    """Two launches on the toy: each its device time and a 2 us gap; the timing's 1.5 us once, device- or
+    host-bound alike."""
+    plan = _a_then_b()
+    times = L.plan_times(plan, toy())
+    device = sum(t.total_ns for t in times) + 2 * 2000
+    assert L.run_time_ns(plan, toy(), hold_ns=0) == pytest.approx(max(device, 2 * 5000))   # host: 5 us a launch
+    assert L.run_time_ns(plan, toy(timing_intercept=1.5), hold_ns=0) == pytest.approx(max(device, 2 * 5000) + 1500)
+    assert L.run_time_ns(plan, toy(timing_intercept=1.5)) == pytest.approx(device + 1500)     # the hold hides the host
 
 
 def test_random_reads_hit_the_l2_as_the_chase_latency_says():

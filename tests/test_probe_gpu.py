@@ -18,14 +18,19 @@ from memtune.kernels import probe  # noqa: E402
 
 @pytest.fixture(scope="module")
 def probed():
+    """The probe, timed apart from compiling the kernels whose resources it reads (a fresh machine's first probe
+    compiles ~120 functions: about a minute on the H100 and the H200, in CuPy's cache from then on)."""
+    functions = probe.plan_functions()
     start = time.perf_counter()
-    m = probe.probe(probe.plan_functions())
-    return m, time.perf_counter() - start
+    probe.kernel_resources(functions)
+    compiled = time.perf_counter()
+    m = probe.probe(functions)
+    return m, time.perf_counter() - compiled, compiled - start
 
 
-def test_probe_runs_in_under_a_minute_and_round_trips(probed, tmp_path):
-    machine, seconds = probed
-    assert seconds < 60
+def test_probe_runs_in_under_30_seconds_once_compiled_and_round_trips(probed, tmp_path):
+    machine, seconds, _ = probed
+    assert seconds < 30                              # the README's promise
     again = parse(machine.save(tmp_path / "m.toml").read_text(), "m.toml")
     assert again.values == machine.values and again.kernels == machine.kernels and again.curves == machine.curves
     assert set(PARAMETERS) <= set(machine.values)
@@ -52,6 +57,8 @@ def test_probed_values_are_physical(probed):
     assert v["fma_f64"] < v["fma_f32"]
     assert 2 <= v["fma_latency"] <= v["fma_latency_f64"] < 64    # cycles: a pipeline's depth, not a memory trip
     # one SM cannot draw the device's bandwidth; a block on every SM draws nearly all of it
+    # the timing's own intercept: a couple of microseconds, about a launch gap
+    assert 0.2 < v["timing_intercept"] < 3 * v["launch_gap"]
     curve = probed[0].curves["sm_read_bandwidth"]
     assert curve.at[0] == 1 and 0.3 * v["dram_read_bandwidth"] / v["sms"] < curve(1) < 0.1 * v["dram_read_bandwidth"]
     assert curve(8) < curve(32) < curve(v["sms"]) < 1.1 * v["dram_read_bandwidth"]

@@ -33,7 +33,8 @@ A prediction is of the run as memtune's harness times it (``kernels.timing.time_
 kernel in a warm loop: every repeat starts after the harness's L2 flush, which *writes* a buffer of
 twice the L2 and so leaves the probed ``l2_dirty_bytes`` of dirty lines that the run's first new lines
 write back to DRAM inside the timed region (``bench/l2_writeback.py`` measured this, up to 6 us a run on
-the H100), and after its hold, which hides the host's first ``HOLD_NS`` of launching.
+the H100), and after its hold, which hides the host's first ``HOLD_NS`` of launching; the timing's events add
+the probed ``timing_intercept`` to every run once.
 """
 from __future__ import annotations
 
@@ -351,12 +352,13 @@ def host_ns(launch: Launch, machine) -> float:
 
 
 def run_time_ns(plan: Plan, machine, times: list[LaunchTime] | None = None, hold_ns: float = HOLD_NS) -> float:
-    """The run: launches queued back to back, each a device gap apart, fed by the host; the host's
-    first ``hold_ns`` of launching overlap the hold that the timing puts before the run."""
+    """The run as memtune's timing measures it: launches queued back to back, each a device gap apart, fed by
+    the host, whose first ``hold_ns`` of launching overlap the hold that the timing puts before the run; plus,
+    once, what the timing itself adds (its events and the first launch's start: the probed ``timing_intercept``)."""
     times = times if times is not None else plan_times(plan, machine)
     device = sum(t.total_ns + machine["launch_gap"] * 1e3 for t in times)
     host = sum(host_ns(t.launch, machine) for t in times) - hold_ns
-    return max(device, host)
+    return max(device, host) + machine["timing_intercept"] * 1e3
 
 
 # -- the symbolic form ----------------------------------------------------------------------------

@@ -98,6 +98,8 @@ PARAMETERS = {
     "launch_per_scalar": ("us", "host time per launch added by each scalar argument, a numpy scalar built per launch as "
                                 "the kernels do (4 scalars against none)"),
     "launch_gap": ("us", "device time per empty kernel queued back to back behind a busy GPU"),
+    "timing_intercept": ("us", "what memtune's timing adds to a run once: the intercept of runs of 1 to 8 empty kernels "
+                               "timed by its harness (flush, hold, events), a line in the count"),
     "block_launch": ("ns", "SM time per block of no work, many waves of blocks at full occupancy, intercept over 1 to "
                            "32 warps a block"),
     "warp_launch": ("ns", "SM time per block added by each warp of the block (slope of the same blocks)"),
