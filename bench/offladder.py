@@ -114,6 +114,8 @@ def recheck(folder: Path, out: Path, rounds: int, repeats: int) -> None:
     grid_ratio = {(r["family"], r["size"]): r["ratio"] for r in json.loads((folder / "offladder.json").read_text())["rows"]}
     rows = []
     for a in answered:
+        if (a["family"], a["size"]) not in grid_ratio:        # a case whose grid was not measured
+            continue
         row = recheck_case(a, frame, rounds, repeats)
         rows.append({**row, "grid_ratio": grid_ratio[(a["family"], a["size"])]})
         print(f"{row['family']:12s} n={row['size']:>9d} grid {rows[-1]['grid_ratio']:.3f} re-measured "
