@@ -13,7 +13,6 @@ from pathlib import Path
 
 from common import put_into_machine_file
 
-from memtune.costmodel.physical.machine import PARAMETERS
 from memtune.kernels import probe
 from memtune.kernels.timing import Device
 
@@ -23,7 +22,7 @@ parser.add_argument("--into", type=Path)
 args = parser.parse_args()
 intercepts, slopes = probe.timed_empty_runs()
 device = Device.current().name
-quantity = probe._summary(intercepts, "us", PARAMETERS["timing_intercept"][1] + f" (bench/timing_intercept.py, {args.out.name})")
+quantity = probe.timing_intercept((intercepts, slopes), f" (bench/timing_intercept.py, {args.out.name})")
 print(f"intercept {quantity.value:.3f} us (spread {quantity.spread:.3f}); slopes {', '.join(f'{s:.3f}' for s in slopes)} us")
 args.out.write_text(json.dumps({"device": device, "intercepts_us": intercepts, "slopes_us": slopes}, indent=1))
 if args.into:

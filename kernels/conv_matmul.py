@@ -39,7 +39,7 @@ def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> P
     p, tile, r = params["p"], params["tile"], params["r"]
     tiles = cdiv(h, tile) * cdiv(w, tile) * count
     grid = params["d"] or tiles
-    per_block = tiles / grid
+    per_block = tiles / min(grid, tiles)          # a working block's tiles (a grid past the tiles idles the rest)
     k = 2 * v + 1
     taps, halo, columns = k * k, (tile + 2 * v) ** 2, tile * tile // r
     reads = k * (r + 2 * v) + taps          # a column's shared reads
@@ -54,7 +54,8 @@ def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> P
                             cdiv(halo, 32) + reads * cdiv(columns, 32)),
                         shared_rounds=per_block * cdiv(columns, p) * k,
                         fma_chain=per_block * cdiv(columns, p) * taps,
-                        flops=per_block * 2 * taps * tile * tile, fp64=dtype == "float64", source=SOURCE),))
+                        flops=per_block * 2 * taps * tile * tile, fp64=dtype == "float64", working=tiles,
+                        source=SOURCE),))
 
 
 def matmul_plan(rows: int, inner: int, cols: int, dtype: str, params: dict) -> Plan:
@@ -70,7 +71,7 @@ def matmul_plan(rows: int, inner: int, cols: int, dtype: str, params: dict) -> P
     depth = params.get("slice", 8)
     tiles = cdiv(rows, m) * cdiv(cols, m)
     grid = params["d"] or tiles
-    per_block = tiles / grid
+    per_block = tiles / min(grid, tiles)          # a working block's tiles (a grid past the tiles idles the rest)
     threads = (m // r) ** 2
     warps = cdiv(threads, 32)
     g = min(r, 4)
@@ -98,7 +99,7 @@ def matmul_plan(rows: int, inner: int, cols: int, dtype: str, params: dict) -> P
                                   Access("out", out_bytes, write=True)),
                         rounds=per_block * (1 if double else slices), shared_wavefronts=per_block * wavefronts,
                         shared_rounds=per_block * slices * (1 if double else 2), flops=per_block * 2 * m * m * steps,
-                        fp64=dtype == "float64", source=SOURCE),))
+                        fp64=dtype == "float64", working=tiles, source=SOURCE),))
 
 
 SECOND = {"conv": "f", "matmul": "b"}           # each product's second operand: the filter, the right factor

@@ -129,7 +129,7 @@ def transpose_launch(dtype: str, nbar: int, rows: int, d: int, tile: int, src: s
                   args=(Array(src), Array(dst), Scalar(nbar, "int32")),
                   accesses=(Access(src, nbar * nbar * e), Access(dst, nbar * nbar * e, write=True)),
                   rounds=per_block * steps, shared_wavefronts=per_block * wavefronts,
-                  shared_rounds=2 * per_block * steps, source=SOURCE)
+                  shared_rounds=2 * per_block * steps, working=tiles, source=SOURCE)
 
 
 def rowwise_launch(dtype: str, nbar: int, mode: str, threads: int, d: int, src: str, dst: str, index: str,

@@ -287,6 +287,12 @@ def timed_empty_runs(counts=(1, 2, 4, 8), fits: int = 5) -> tuple[list[float], l
     return intercepts, slopes
 
 
+def timing_intercept(fits: tuple[list[float], list[float]] | None = None, note: str = "") -> Quantity:
+    """The ``timing_intercept`` parameter from :func:`timed_empty_runs` (run here unless ``fits`` is given)."""
+    intercepts, _ = fits or timed_empty_runs()
+    return _summary(intercepts, "us", PARAMETERS["timing_intercept"][1] + note)
+
+
 def block_costs(sms: int) -> dict[str, Quantity]:
     """SM time per empty block at 1 to 32 warps a block (200 waves at full occupancy), fitted as a line in warps."""
     empty = function(SOURCE, "empty")
@@ -404,7 +410,7 @@ def probe(functions=(), log=lambda message: None) -> MachineFile:
     values.update(shared_banks(sms))
     log("probe: shared memory")
     values.update(launch_costs())
-    values["timing_intercept"] = _summary(timed_empty_runs()[0], "us", PARAMETERS["timing_intercept"][1])
+    values["timing_intercept"] = timing_intercept()
     values.update(block_costs(sms))
     values["atomic_interval"] = _summary(atomic_interval(sms), "ns", PARAMETERS["atomic_interval"][1])
     values["flag_round_trip"] = _summary(flag_round_trip(), "ns", PARAMETERS["flag_round_trip"][1])

@@ -204,6 +204,22 @@ def test_l2_serves_what_was_touched_while_it_fits():
     assert L.serve(casual, 1000, ecc=False)[0].dram == 320
 
 
+def test_blocks_past_the_work_only_start_and_exit():
+    """8 blocks of 256 threads of which 2 have work (a grid clamped above a kernel's tiles): the 2 working blocks'
+    time on their SMs, plus the 6 idle blocks' starts (10 ns + 8 warps x 1 ns each) spread over the toy's 2 SMs."""
+    work = L.Launch("f", 2, 256, accesses=(L.Access("a", 2000),), rounds=1)
+    clamped = replace(work, grid=8, working=2)
+    two, eight = (L.launch_time(x, L.Served(2000, 0), toy()) for x in (work, clamped))
+    assert eight.total_ns == pytest.approx(two.total_ns + 6 / 2 * (10 + 8 * 1))
+    assert float(L.launch_expr(eight, toy()).subs(L.symbol_values(toy()))) == pytest.approx(eight.total_ns)
+    spread = L.launch_time(replace(work, grid=8), L.Served(2000, 0), toy())   # the same bytes over 8 working blocks
+    assert spread.total_ns < eight.total_ns
+    from memtune.kernels.conv_matmul import matmul_plan
+    # 640 x 640 in 128-wide tiles: 25 tiles; d = 132 runs 25 working blocks, each a whole tile
+    plan = matmul_plan(640, 640, 640, "float32", {"m": 128, "r": 8, "buffers": 2, "slice": 32, "d": 132})
+    assert plan.launches[0].working == 25 and plan.launches[0].flops == 2 * 128 * 128 * 640
+
+
 def test_the_timings_intercept_is_added_once_a_run():
     """Two launches on the toy: each its device time and a 2 us gap; the timing's 1.5 us once, device- or
     host-bound alike."""

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Callable
 
 import sympy
 
@@ -117,6 +118,9 @@ class Launch:
     chain: float = 0.0               # serial one-way flag hops on the critical path
     atomics: float = 0.0             # atomics per block on one shared address (a ticket): serialised
     fp64: bool = False
+    working: int | None = None       # blocks that have work where the grid holds more (a grid clamped to d above a
+                                     # kernel's tiles): the rest start and exit at once; the per-block fields are a
+                                     # working block's
     source: str = ""                 # the .cu file of ``function`` (the probe reads its resources)
     resources: KernelResources | None = None   # the compiled function's, where they travel with the launch
                                                # (a user's kernel); else the machine file's [kernels] entry
@@ -202,7 +206,8 @@ class LaunchTime:
         return max(parts, key=parts.get)
 
 
-def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0, hit=None) -> list[Served]:
+def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0,
+          hit: Callable[[float], float] | None = None) -> list[Served]:
     """DRAM and L2 bytes of each launch (LRU in bytes; the run starts with a cold L2).
 
     The cold L2 holds ``dirty`` bytes of another buffer's writes (the timing harness's flush) spread over
@@ -271,7 +276,7 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
         return LaunchTime(launch, 0, math.inf, math.inf, math.inf, math.inf, 0.0, math.inf, served)
     sms = int(machine["sms"])
     concurrent = b * sms
-    grid = max(1, launch.blocks)
+    grid, idle = working_blocks(launch)
     full, tail = divmod(grid, concurrent)
     beta = machine["copy_bandwidth"]                     # GB/s = bytes per ns
     latency = machine["dram_latency"] if served.dram > 0 else machine["l2_latency"]
@@ -314,10 +319,18 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
         # n/w + L of a round, which Little's law turns into bandwidth once enough bytes are in flight);
         # while one of the SM's b blocks waits on its dependent rounds, its share of the issue slots idles
         body = sum(c * max(mem + lat, drawn, inst + (wait + drain) / b) for c, mem, inst, drawn in waves) + latency
-    body = max(body, grid * launch.atomics * machine["atomic_interval"])
+    body = max(body, grid * launch.atomics * machine["atomic_interval"]) + idle / sms * block_ns
     chain = launch.chain * machine["flag_round_trip"] / 2
     total = body + chain
     return LaunchTime(launch, b, grid / concurrent, memory, latency_total, instruction, chain, total, served)
+
+
+def working_blocks(launch: Launch) -> tuple[int, int]:
+    """(blocks with work, blocks that start and exit at once): a grid larger than a kernel's work items leaves
+    its extra blocks idle, so the work runs on the working blocks' SMs alone."""
+    grid = max(1, launch.blocks)
+    working = min(grid, launch.working) if launch.working else grid
+    return working, grid - working
 
 
 def fma_chain_ns(launch: Launch, machine) -> float:
@@ -387,7 +400,7 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
         return sympy.oo
     launch, sms = t.launch, int(machine["sms"])
     concurrent = t.blocks_per_sm * sms
-    grid = max(1, launch.blocks)
+    grid, idle = working_blocks(launch)
     full, tail = divmod(grid, concurrent)
     lat_sym = LAT if t.served.dram > 0 else LAT2
     shared_lat = sympy.nsimplify(launch.shared_rounds * machine["shared_latency"]) / SIGMA
@@ -421,6 +434,8 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
                    sympy.Integer(0)) + lat_sym
     if launch.atomics:
         body = sympy.Max(body, sympy.nsimplify(grid * launch.atomics) * ATOMIC)
+    if idle:
+        body = body + sympy.nsimplify(sympy.Rational(idle, sms)) * block
     return body + sympy.nsimplify(launch.chain) * HOP / 2
 
 
@@ -430,7 +445,7 @@ def bandwidth_condition(t: LaunchTime, machine):
     Returns (relation in k, the smallest k, the k this launch has).
     """
     k = sympy.Symbol("k", positive=True)
-    grid = max(1, t.launch.blocks)
+    grid = working_blocks(t.launch)[0]
     per_block = (t.served.dram + t.served.l2) / grid
     if per_block == 0:
         return None

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+import numpy as np
+
 from ..errors import InputFileError, MemtuneError
 
 if sys.version_info >= (3, 11):
@@ -51,8 +53,6 @@ class Curve:
     method: str = ""
 
     def __call__(self, x: float) -> float:
-        import numpy as np
-
         return float(np.interp(x, self.at, self.values))
 
     def to_toml(self) -> str:
