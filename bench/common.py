@@ -53,5 +53,8 @@ def put_into_machine_file(path, device: str, key: str, toml_value: str, after: s
     if tomllib.loads(text).get("device") != device:
         raise SystemExit(f"--into: {path} is not this GPU's ({device}) machine file")
     lines = [x for x in text.splitlines(keepends=True) if not x.startswith(f"{key} = ")]
-    at = next(i for i, x in enumerate(lines) if x.startswith(after)) + 1
+    at = next((i for i, x in enumerate(lines) if x.startswith(after)), None)
+    if at is None:
+        raise SystemExit(f"--into: {path} has no line starting {after!r} to put {key} after; probe again instead")
+    at += 1
     Path(path).write_text("".join(lines[:at] + [f"{key} = {toml_value}\n"] + lines[at:]))
