@@ -44,6 +44,10 @@ fresh["error"] = relative_error(fresh.predicted_ms, fresh.median_ms)
 print("held-out grids of 2026-11-25 (seven families, sizes never recorded before):", len(fresh),
       "configs; median %.3f, p90 %.3f" % (fresh.error.median(), fresh.error.quantile(.9)),
       fresh.groupby("family").error.median().round(3).to_dict())
+late = predicted_held_out(OFFLADDER / "fresh/matmul/offladder_grid.csv", model)
+late = relative_error(late.predicted_ms, late.median_ms)
+print("held out from every change of 2026-11-25: matmul 2560^2 (recorded after them):", len(late),
+      "configs; median %.3f, p90 %.3f" % (late.median(), late.quantile(.9)))
 # the H200 from its probed machine file alone: its off-ladder check of 2026-11-25 (bench/results/h200/offladder/fresh),
 # sizes no H200 record had, measured after this model's terms were chosen (its curve measured in the same call)
 h200 = tuner.load_model("NVIDIA H200").without(*args.without)
