@@ -10,12 +10,10 @@ probe), every other line of it unchanged.
 """
 import argparse
 import json
-import statistics
 from pathlib import Path
 
 from common import put_into_machine_file
 
-from memtune.costmodel.physical.machine import CURVES, Curve
 from memtune.kernels import probe
 from memtune.kernels.timing import Device
 
@@ -24,16 +22,12 @@ parser.add_argument("out", type=Path)
 parser.add_argument("--into", type=Path)
 args = parser.parse_args()
 sms = int(probe.attributes()["sms"].value)
-rows = []
-for grid in probe.sm_grids(sms):
-    gbps = probe.sm_read_bandwidth(grid)
-    rows.append({"grid": grid, "gbps": statistics.median(gbps), "per_block": statistics.median(gbps) / grid,
-                 "samples": gbps})
-    print(f"grid {grid:4d}: {rows[-1]['gbps']:8.1f} GB/s, {rows[-1]['per_block']:6.1f} a block", flush=True)
+samples = probe.bandwidth_samples(sms)
+curve = probe.bandwidth_by_sms(sms, samples, f" (measured by bench/sm_bandwidth.py, {args.out.name})")
+rows = [{"grid": int(g), "gbps": v, "per_block": v / g, "samples": samples[int(g)]} for g, v in zip(curve.at, curve.values)]
+for r in rows:
+    print(f"grid {r['grid']:4d}: {r['gbps']:8.1f} GB/s, {r['per_block']:6.1f} a block", flush=True)
 device = Device.current().name
 args.out.write_text(json.dumps({"device": device, "sms": sms, "rows": rows}, indent=1))
 if args.into:
-    unit, method = CURVES["sm_read_bandwidth"]
-    curve = Curve(tuple(float(r["grid"]) for r in rows), tuple(r["gbps"] for r in rows), unit,
-                  f"{method} (measured by bench/sm_bandwidth.py, {args.out.name})")
     put_into_machine_file(args.into, device, "sm_read_bandwidth", curve.to_toml(), "[curves]")

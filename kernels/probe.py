@@ -118,11 +118,17 @@ def sm_grids(sms: int) -> list[int]:
     return sorted({1, 2, 4, 8, 16, 32, sms // 4, sms // 2, (3 * sms) // 4, sms, 2 * sms, 4 * sms} - {0})
 
 
-def bandwidth_by_sms(sms: int) -> Curve:
-    grids = sm_grids(sms)
-    values = [statistics.median(sm_read_bandwidth(g)) for g in grids]
-    return Curve(tuple(float(g) for g in grids), tuple(values), CURVES["sm_read_bandwidth"][0],
-                 CURVES["sm_read_bandwidth"][1])
+def bandwidth_samples(sms: int) -> dict[int, list[float]]:
+    """Each grid of :func:`sm_grids`' read bandwidths (GB/s), repeat by repeat."""
+    return {g: sm_read_bandwidth(g) for g in sm_grids(sms)}
+
+
+def bandwidth_by_sms(sms: int, samples: dict[int, list[float]] | None = None, note: str = "") -> Curve:
+    """The ``sm_read_bandwidth`` curve: each grid's median (of ``samples`` where given, else measured now)."""
+    samples = samples or bandwidth_samples(sms)
+    unit, method = CURVES["sm_read_bandwidth"]
+    return Curve(tuple(float(g) for g in samples), tuple(statistics.median(v) for v in samples.values()), unit,
+                 method + note)
 
 
 def copy_bandwidth() -> list[float]:

@@ -130,16 +130,19 @@ class MachineFile:
     source: str = "probe"
     notes: dict = field(default_factory=dict)
     curves: dict[str, Curve] = field(default_factory=dict)
+    # bandwidth_share by active SMs, filled as asked: every prediction asks it for each wave (a copy made with
+    # dataclasses.replace starts its own, so a changed curve or SM count is never read from another's)
+    _shares: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def bandwidth_share(self, active_sms: float) -> float:
         """The share of the device's bandwidth that ``active_sms`` SMs pull (1 with all of them busy): the
         probed read bandwidth of a block on each of that many SMs over the same with a block on every SM. An SM
         keeps a bounded number of bytes in flight, so a grid on a few SMs cannot draw the whole memory system;
         1 where the machine file has no such curve."""
-        curve = self.curves.get("sm_read_bandwidth")
-        if curve is None:
-            return 1.0
-        return min(1.0, curve(active_sms) / curve(self["sms"]))
+        if active_sms not in self._shares:
+            curve = self.curves.get("sm_read_bandwidth")
+            self._shares[active_sms] = 1.0 if curve is None else min(1.0, curve(active_sms) / curve(self["sms"]))
+        return self._shares[active_sms]
 
     def l2_hit(self, footprint: float) -> float:
         """The fraction of random accesses over ``footprint`` bytes that the L2 serves: where the probed chase
