@@ -49,7 +49,7 @@ def describe(small: bool = False, size: int | None = None) -> dict:
         in rows of tile_k floats, whole 32-byte sectors however short), steps n / tile_k slabs, and stages each
         slab in shared memory, A's transposed (As[c][r]: the stores of a warp stride BM words, bank conflicts
         the model counts), then per k reads tile_size_y words of As and tile_size_x of Bs a thread for
-        2 tile_size_x tile_size_y flops."""
+        2 tile_size_x tile_size_y flops into as many independent accumulators."""
         bm, bn, tk = p["block_size_y"] * p["tile_size_y"], p["block_size_x"] * p["tile_size_x"], p["tile_k"]
         threads, slabs = p["block_size_x"] * p["block_size_y"], n // tk
         rereads = launch.blocks * (bm * max(tk * 4, 32) / (tk * 4) + bn) * n * 4 - a.nbytes - b.nbytes
@@ -63,7 +63,7 @@ def describe(small: bool = False, size: int | None = None) -> dict:
         return {"accesses": (Access("arg1", a.nbytes), Access("arg2", b.nbytes),
                              Access("arg1", max(rereads, 0), cached=True), Access("arg0", c.nbytes, write=True)),
                 "rounds": slabs, "shared_wavefronts": lines, "shared_accesses": tuple(stores + operands),
-                "flops": 2.0 * bm * bn * n}
+                "flops": 2.0 * bm * bn * n, "chains": p["tile_size_x"] * p["tile_size_y"]}
 
     return dict(kernel_name="sgemm", kernel_source=HERE / "gemm.cu", problem_size=(n, n),
                 grid_div_x=["block_size_x", "tile_size_x"], grid_div_y=["block_size_y", "tile_size_y"],

@@ -34,7 +34,10 @@ def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> P
     below it (conflict-free) and that column's 2v + 1 taps (a broadcast): one wavefront each a warp, so
     r = 1 is CONV-DMM's two a tap. On a column's critical path: one dependent shared round a filter column
     (its loads issue together, unrolled) and each output's chain of (2v + 1)^2 FMAs into its accumulator
-    (the r outputs' chains run side by side)."""
+    (the r outputs' chains run side by side), while the warp's instructions issue as one chain (each tap's FMAs
+    wait on that tap's shared read: ``chains`` 1, an FMA latency an instruction). The halo's loads: nvcc unrolls their loop by four (the SASS issues
+    four predicated loads before their four shared stores, after up to three single iterations), so a thread's
+    ⌈halo / p⌉ loads are ⌈halo / p⌉ mod 4 + ⌊⌈halo / p⌉ / 4⌋ dependent rounds."""
     e, size = np.dtype(dtype).itemsize, h * w * count
     p, tile, r = params["p"], params["tile"], params["r"]
     tiles = cdiv(h, tile) * cdiv(w, tile) * count
@@ -43,6 +46,7 @@ def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> P
     k = 2 * v + 1
     taps, halo, columns = k * k, (tile + 2 * v) ** 2, tile * tile // r
     reads = k * (r + 2 * v) + taps          # a column's shared reads
+    loads = cdiv(halo, p)
     wide = max(1, e // 4)
     entry, sides = _entry(h == w and count == 1, h, w, count)
     return Plan({"a": size * e, "f": taps * e, "out": size * e},
@@ -50,7 +54,7 @@ def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> P
                         args=(Array("a"), Array("f"), Array("out"), *sides),
                         accesses=(Access("a", size * e), Access("a", tiles * (halo - tile * tile) * e, cached=True),
                                   Access("out", size * e, write=True)),
-                        rounds=per_block * cdiv(halo, p), shared_wavefronts=per_block * wide * (
+                        rounds=per_block * (loads % 4 + loads // 4), shared_wavefronts=per_block * wide * (
                             cdiv(halo, 32) + reads * cdiv(columns, 32)),
                         shared_rounds=per_block * cdiv(columns, p) * k,
                         fma_chain=per_block * cdiv(columns, p) * taps,
@@ -64,7 +68,8 @@ def matmul_plan(rows: int, inner: int, cols: int, dtype: str, params: dict) -> P
     are groups of g = min(r, 4): each step of k, a warp reads a's groups as broadcasts (a wavefront each)
     and b's as 16-byte vectors over consecutive words, and does r^2 FMAs. Single-buffered, a slice is two
     dependent shared rounds and a global round; double-buffered, the global round of the next slice
-    overlaps the current one's FMAs, so only its shared round is on the critical path. A slice past inner
+    overlaps the current one's FMAs, so only its shared round is on the critical path. A thread's r^2
+    accumulators are as many independent chains, so its warp issues an instruction a cycle. A slice past inner
     is zero-filled and computed: the steps counted are the slices' (a configuration without ``slice``, from
     before it was a tunable, ran slices of 8)."""
     e, m, r = np.dtype(dtype).itemsize, params["m"], params["r"]
@@ -99,6 +104,7 @@ def matmul_plan(rows: int, inner: int, cols: int, dtype: str, params: dict) -> P
                                   Access("out", out_bytes, write=True)),
                         rounds=per_block * (1 if double else slices), shared_wavefronts=per_block * wavefronts,
                         shared_rounds=per_block * slices * (1 if double else 2), flops=per_block * 2 * m * m * steps,
+                        chains=r * r,
                         fp64=dtype == "float64", working=tiles, source=SOURCE),))
 
 

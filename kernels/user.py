@@ -22,7 +22,8 @@ without ``answer``, a pointer the signature does not declare ``const``) is writt
 knows more passes ``plan``: a callable of the configuration and the derived :class:`Launch` returning
 a Launch, or a dict of the Launch's cost fields (``accesses``, ``flops``, ``rounds``,
 ``shared_wavefronts``, ``shared_accesses`` — the block's shared-memory address patterns, whose bank
-conflicts the model counts at the machine's banks — ``barriers`` …) to replace. What the plan had to
+conflicts the model counts at the machine's banks — ``barriers``, ``chains`` — the independent accumulators a
+thread's instruction stream carries, 1 where not given …) to replace. What the plan had to
 assume is said in :attr:`assumptions`.
 """
 from __future__ import annotations
@@ -280,7 +281,7 @@ class UserKernel(Kernel):
             return replace(got, source=derived.source, resources=got.resources or derived.resources)
         if isinstance(got, dict):
             allowed = {"accesses", "rounds", "shared_wavefronts", "shared_accesses", "shared_rounds", "barriers",
-                       "fma_chain", "flops", "chain", "atomics", "fp64"}
+                       "fma_chain", "chains", "flops", "chain", "atomics", "fp64"}
             unknown = sorted(set(got) - allowed)
             if unknown:
                 raise ParameterError("plan", f"returned unknown launch fields {unknown}; it may set {sorted(allowed)}")

@@ -137,6 +137,14 @@ def test_an_fma_chain_waits_the_probed_latency_and_the_convolution_counts_its_ta
     assert (launch.blocks, launch.shared_rounds, launch.fma_chain) == (4, 3, 9)
     two_passes = conv_plan(64, 64, 1, 1, "float32", {"p": 128, "tile": 32, "r": 4, "d": 1}).launches[0]
     assert (two_passes.blocks, two_passes.shared_rounds, two_passes.fma_chain) == (1, 4 * 2 * 3, 4 * 2 * 9)
+    # the halo's loads, unrolled by four: 34^2 = 1156 over 256 threads is 5 loads, 1 + 1 rounds; over 32
+    # threads of a 68^2 halo, 145 loads, 1 + 36 rounds (a grid of 1 walks the 9 tiles of a 192^2 image)
+    assert launch.rounds == 2
+    lone = conv_plan(192, 192, 1, 2, "float32", {"p": 32, "tile": 64, "r": 1, "d": 1}).launches[0]
+    assert lone.rounds == 9 * 37 and lone.chains == 1
+    from memtune.kernels.conv_matmul import matmul_plan
+
+    assert matmul_plan(256, 256, 256, "float32", {"m": 64, "r": 4, "d": 0, "buffers": 2}).launches[0].chains == 16
 
 
 def test_block_scheduling_atomics_and_host_arguments_by_hand():
@@ -165,10 +173,12 @@ def test_a_waiting_block_idles_its_share_of_the_sm():
     # 4 blocks of 512 threads, 2 a SM (64 registers a thread): one wave on the 2 SMs. Each block does 2e6
     # flops and 40 dependent rounds of 50 ns (L2). The FMAs take 4 x 2e6 / 1000 = 8000 ns at the device's
     # rate; while a block waits its 2000 ns of rounds, its half of the SM's issue idles: 8000 + 2000 / 2,
-    # above its own path (the rounds and its 16 warps' issue, 2e6 / 16 / 64 ns); one drain of 50 ns
-    busy = L.Launch("f", 4, 512, rounds=40, flops=2e6)
+    # above its own path (the rounds and its 16 warps' issue, 2e6 / 16 / 64 ns: four accumulators a thread, so a
+    # warp issues every cycle); one drain of 50 ns
+    busy = L.Launch("f", 4, 512, rounds=40, flops=2e6, chains=4)
     t = L.launch_time(busy, L.Served(0, 0), m)
     issue = 2e6 / 16 / L.warp_flops(False, m) / m["clock"]
+    assert L.issue_cycles(busy, m) == 1 and L.issue_cycles(L.Launch("f", 4, 512, chains=2), m) == 2
     assert t.blocks_per_sm == 2 and 8000 + 1000 > 2000 + issue
     assert t.total_ns == pytest.approx(8000 + 1000 + 50)
     assert float(L.launch_expr(t, m).subs(L.symbol_values(m))) == pytest.approx(t.total_ns)
@@ -364,10 +374,11 @@ def test_few_warps_leave_an_index_wait_unfilled():
     assert idle_cycles((SharedAccess(np.arange, (1024,), 4), SharedAccess(np.arange, (1024,), 4, 1,
                         (SharedAccess(np.arange, (1024,), 4),))), m) == 0     # 32 warps fill the 20 cycles
     # the s-designated identity at n = 128 (float32): each repetition reads q (4 wavefronts), then a[q[t]]
-    # (4), writes b[t] (4); the read waits 29 cycles less the 4 of the index reads, and the barrier drains 29
+    # (4), writes b[t] (4); the read waits 29 cycles less the 4 of the index reads, and the barrier drains 29;
+    # a warp's three accesses issue one FMA latency (4.11 cycles) apart: 12.33 cycles on the block's path
     k = kernels.get("dmm_permutation_s_designated")
     lat = H100["shared_latency"]
-    per_rep = (12 + lat + (lat - 4)) / H100["clock"] * 1e-6
+    per_rep = (3 * H100["fma_latency"] + lat + (lat - 4)) / H100["clock"] * 1e-6
     runs = {r: MODEL.predict_ms(k, 128, "float32", {"reps": r}, {"perm": "identical"}) * r for r in (10000, 20000)}
     assert (runs[20000] - runs[10000]) / 10000 == pytest.approx(per_rep, rel=1e-9)
 

@@ -111,6 +111,8 @@ class Launch:
     shared_rounds: float = 0.0       # dependent shared accesses of one block
     fma_chain: float = 0.0           # dependent fused multiply-adds of one block (an accumulator's chain), at
                                      # the probed FMA latency each
+    chains: int = 1                  # independent dependency chains in one warp's instruction stream (accumulators
+                                     # fed by registers); see issue_cycles
     barriers: float = 0.0            # barrier intervals of one block: each ends one shared latency after its
                                      # last wavefront (the pipeline drains before the barrier lets go; see
                                      # SharedAccess.after for the other idle)
@@ -286,10 +288,10 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     block_ns = machine["block_launch"] + launch.warps * machine["warp_launch"]
     per_block_dram, per_block_l2 = served.dram_moved / grid, served.l2 / grid
     wavefronts = launch_wavefronts(launch, machine)
-    # a warp issues one instruction per cycle and waits for its own shared wavefronts, so one block's
-    # critical path also holds its warps' share of the FMAs and wavefronts: what few warps cannot hide
+    # a warp issues its FMAs and shared accesses in turn (issue_cycles apart), so one block's critical path
+    # also holds its warps' share of them: what few warps cannot hide
     warp_issue = (launch.flops / launch.warps / warp_flops(launch.fp64, machine)
-                  + wavefronts / launch.warps) / machine["clock"]
+                  + wavefronts / launch.warps) * issue_cycles(launch, machine) / machine["clock"]
     wait = launch.rounds * latency + launch.shared_rounds * shared_latency + fma_chain_ns(launch, machine)
     drain = launch_drain_cycles(launch, machine) / machine["clock"]
     lat = wait + drain + warp_issue
@@ -331,6 +333,14 @@ def working_blocks(launch: Launch) -> tuple[int, int]:
     grid = max(1, launch.blocks)
     working = min(grid, launch.working) if launch.working else grid
     return working, grid - working
+
+
+def issue_cycles(launch: Launch, machine) -> float:
+    """Cycles between one warp's instructions: each waits for the result of one ``launch.chains`` back, one ALU
+    latency (the probed FMA latency, cycles) after it issued, and no warp issues faster than one a cycle. A lone
+    warp of the convolution (one chain: each tap's FMAs wait on that tap's shared read) measures 4-6 cycles an
+    instruction on the H100 (its SASS instructions against its time at d = 1, 2026-11-26)."""
+    return max(1.0, machine["fma_latency"] / max(1, launch.chains))
 
 
 def fma_chain_ns(launch: Launch, machine) -> float:
@@ -411,7 +421,7 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
     per_warp_flops = WARP_LANES * 2 * (PHI64 / PHI if launch.fp64 else 1)
     wavefronts = launch_wavefronts(launch, machine)
     warp_issue = (sympy.nsimplify(launch.flops / launch.warps) / per_warp_flops
-                  + sympy.nsimplify(wavefronts / launch.warps)) / SIGMA
+                  + sympy.nsimplify(wavefronts / launch.warps)) * sympy.Max(1, FMA / max(1, launch.chains)) / SIGMA
     lat = wait + drain + warp_issue
     b = t.blocks_per_sm
 
