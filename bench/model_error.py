@@ -48,6 +48,14 @@ late = predicted_held_out(OFFLADDER / "fresh/matmul/offladder_grid.csv", model)
 late = relative_error(late.predicted_ms, late.median_ms)
 print("held out from every change of 2026-11-25: matmul 2560^2 (recorded after them):", len(late),
       "configs; median %.3f, p90 %.3f" % (late.median(), late.quantile(.9)))
+# held out from the warp issue term and the halo's unrolled rounds (commit b4a9161): three convolutions at sizes
+# and filters nothing had recorded, measured on the H100 after that commit (bench/offladder.py --case)
+after = pd.concat([predicted_held_out(OFFLADDER / f"conv_issue/conv_{s}/offladder_grid.csv", model)
+                   for s in (1210000, 3240000, 6760000)])
+after["error"] = relative_error(after.predicted_ms, after.median_ms)
+print("held out from the warp issue term: conv 1100^2 v3, 1800^2 v1, 2600^2 v2:", len(after),
+      "configs; median %.3f, p90 %.3f" % (after.error.median(), after.error.quantile(.9)),
+      after.groupby("size").error.median().round(3).to_dict())
 # the H200 from its probed machine file alone: its off-ladder check of 2026-11-25 (bench/results/h200/offladder/fresh),
 # sizes no H200 record had, measured after this model's terms were chosen (its curve measured in the same call)
 h200 = tuner.load_model("NVIDIA H200").without(*args.without)
