@@ -284,6 +284,15 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def unrolled_rounds(loads: int) -> int:
+    """Dependent global rounds of a thread's ``loads`` iterations of a loop whose trip count nvcc cannot see, each
+    one load then its use in registers or shared memory: nvcc unrolls such a loop by four, so the SASS runs up to
+    three single iterations and then issues four loads before the first of their uses (conv_matmul.cu's halo,
+    scan.cu's grid-stride reductions; sm_90, nvcc 13.0). Not where a load may alias an earlier iteration's global
+    store (scan.cu's in-place steps: each iteration's loads wait for the store before them)."""
+    return loads % 4 + loads // 4
+
+
 def sectors(elements: float, itemsize: int) -> float:
     """Bytes a coalesced access of ``elements`` moves in 32-byte sectors."""
     return cdiv(int(elements) * itemsize, 32) * 32

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from ..costmodel.physical.launch import Access, Array, Launch, Plan, Scalar
-from .base import Inputs, Kernel, cdiv, cupy, dtype_of, hmm_occupancy, suffix
+from .base import Inputs, Kernel, cdiv, cupy, dtype_of, hmm_occupancy, suffix, unrolled_rounds
 
 SOURCE = "conv_matmul.cu"
 GRID = (0, 1, 2, 4, 8, 16, 32, 64, 128, 132, 256, 264, 512, 528, 1024, 2048)   # 0: one block per tile
@@ -35,9 +35,9 @@ def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> P
     r = 1 is CONV-DMM's two a tap. On a column's critical path: one dependent shared round a filter column
     (its loads issue together, unrolled) and each output's chain of (2v + 1)^2 FMAs into its accumulator
     (the r outputs' chains run side by side), while the warp's instructions issue as one chain (each tap's FMAs
-    wait on that tap's shared read: ``chains`` 1, an FMA latency an instruction). The halo's loads: nvcc unrolls their loop by four (the SASS issues
-    four predicated loads before their four shared stores, after up to three single iterations), so a thread's
-    ⌈halo / p⌉ loads are ⌈halo / p⌉ mod 4 + ⌊⌈halo / p⌉ / 4⌋ dependent rounds."""
+    wait on that tap's shared read: ``chains`` 1, an FMA latency an instruction). A thread's ⌈halo / p⌉ halo loads
+    are the rounds of nvcc's four-fold unroll (:func:`~.base.unrolled_rounds`: four predicated loads before their
+    four shared stores in the SASS). Two barriers a tile."""
     e, size = np.dtype(dtype).itemsize, h * w * count
     p, tile, r = params["p"], params["tile"], params["r"]
     tiles = cdiv(h, tile) * cdiv(w, tile) * count
@@ -46,7 +46,6 @@ def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> P
     k = 2 * v + 1
     taps, halo, columns = k * k, (tile + 2 * v) ** 2, tile * tile // r
     reads = k * (r + 2 * v) + taps          # a column's shared reads
-    loads = cdiv(halo, p)
     wide = max(1, e // 4)
     entry, sides = _entry(h == w and count == 1, h, w, count)
     return Plan({"a": size * e, "f": taps * e, "out": size * e},
@@ -54,10 +53,10 @@ def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> P
                         args=(Array("a"), Array("f"), Array("out"), *sides),
                         accesses=(Access("a", size * e), Access("a", tiles * (halo - tile * tile) * e, cached=True),
                                   Access("out", size * e, write=True)),
-                        rounds=per_block * (loads % 4 + loads // 4), shared_wavefronts=per_block * wide * (
+                        rounds=per_block * unrolled_rounds(cdiv(halo, p)), shared_wavefronts=per_block * wide * (
                             cdiv(halo, 32) + reads * cdiv(columns, 32)),
                         shared_rounds=per_block * cdiv(columns, p) * k,
-                        fma_chain=per_block * cdiv(columns, p) * taps,
+                        fma_chain=per_block * cdiv(columns, p) * taps, barriers=per_block * 2,
                         flops=per_block * 2 * taps * tile * tile, fp64=dtype == "float64", working=tiles,
                         source=SOURCE),))
 
@@ -67,8 +66,9 @@ def matmul_plan(rows: int, inner: int, cols: int, dtype: str, params: dict) -> P
     ``slice`` (8, 16 or 32) through shared memory, loaded in pieces of 8 steps of k. A thread's r x r outputs
     are groups of g = min(r, 4): each step of k, a warp reads a's groups as broadcasts (a wavefront each)
     and b's as 16-byte vectors over consecutive words, and does r^2 FMAs. Single-buffered, a slice is two
-    dependent shared rounds and a global round; double-buffered, the global round of the next slice
-    overlaps the current one's FMAs, so only its shared round is on the critical path. A thread's r^2
+    dependent shared rounds, a global round and two barriers; double-buffered, the next slice's pieces load
+    while the current one's FMAs run, but each piece's stores wait on its loads one piece's FMAs after they
+    issued, and the slice's one barrier waits on the last of them: a global round and a shared round a slice. A thread's r^2
     accumulators are as many independent chains, so its warp issues an instruction a cycle. A slice past inner
     is zero-filled and computed: the steps counted are the slices' (a configuration without ``slice``, from
     before it was a tunable, ran slices of 8)."""
@@ -102,9 +102,9 @@ def matmul_plan(rows: int, inner: int, cols: int, dtype: str, params: dict) -> P
                         accesses=(Access("a", a_bytes), Access("b", b_bytes_all),
                                   Access("a", 2 * tiles * m * inner * e - a_bytes - b_bytes_all, cached=True),
                                   Access("out", out_bytes, write=True)),
-                        rounds=per_block * (1 if double else slices), shared_wavefronts=per_block * wavefronts,
+                        rounds=per_block * slices, shared_wavefronts=per_block * wavefronts,
                         shared_rounds=per_block * slices * (1 if double else 2), flops=per_block * 2 * m * m * steps,
-                        chains=r * r,
+                        chains=r * r, barriers=per_block * slices * (1 if double else 2),
                         fp64=dtype == "float64", working=tiles, source=SOURCE),))
 
 

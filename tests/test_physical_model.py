@@ -144,7 +144,22 @@ def test_an_fma_chain_waits_the_probed_latency_and_the_convolution_counts_its_ta
     assert lone.rounds == 9 * 37 and lone.chains == 1
     from memtune.kernels.conv_matmul import matmul_plan
 
-    assert matmul_plan(256, 256, 256, "float32", {"m": 64, "r": 4, "d": 0, "buffers": 2}).launches[0].chains == 16
+    # 256 / 16 = 16 slices of 16: double-buffered, a global round, a shared round and a barrier a slice; single,
+    # a global round, two shared rounds and two barriers a slice
+    double = matmul_plan(256, 256, 256, "float32", {"m": 64, "r": 4, "d": 0, "buffers": 2, "slice": 16}).launches[0]
+    single = matmul_plan(256, 256, 256, "float32", {"m": 64, "r": 4, "d": 0, "buffers": 1, "slice": 16}).launches[0]
+    assert (double.chains, double.rounds, double.shared_rounds, double.barriers) == (16, 16, 16, 16)
+    assert (single.rounds, single.shared_rounds, single.barriers) == (16, 32, 32)
+
+
+def test_a_loop_nvcc_unrolls_by_four_waits_a_round_a_four_loads():
+    from memtune.kernels import get
+    from memtune.kernels.base import unrolled_rounds
+
+    assert [unrolled_rounds(k) for k in (1, 3, 4, 5, 8, 41, 145)] == [1, 3, 1, 2, 2, 11, 37]
+    # 2^24 floats in 16-byte loads over 528 blocks of 512 threads: 16 loads a thread (4 rounds); 528 partials, 1
+    first, second = get("sum_single_pass").launch_plan(1 << 24, "float32", {"threads": 512, "d": 528}, {}).launches
+    assert (first.rounds, second.rounds) == (4, 1)
 
 
 def test_block_scheduling_atomics_and_host_arguments_by_hand():
