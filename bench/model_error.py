@@ -56,6 +56,13 @@ after["error"] = relative_error(after.predicted_ms, after.median_ms)
 print("held out from the warp issue term: conv 1100^2 v3, 1800^2 v1, 2600^2 v2:", len(after),
       "configs; median %.3f, p90 %.3f" % (after.error.median(), after.error.quantile(.9)),
       after.groupby("size").error.median().round(3).to_dict())
+# held out from the unrolled rounds and matmul's slice rounds (commit bab5afe): measured on the H100 after it
+AFTER = OFFLADDER / "after_unroll"
+for name in ("matmul_3240000", "sum_2500000", "sum_40000000", "prefix_sums_40000000"):
+    h = predicted_held_out(AFTER / name / "offladder_grid.csv", model)
+    h = h[h.family == name.rsplit("_", 1)[0]].dropna(subset=["predicted_ms"])
+    e = relative_error(h.predicted_ms, h.median_ms)
+    print(f"held out from the unrolled rounds: {name}: {len(e)} configs; median {e.median():.3f}, p90 {e.quantile(.9):.3f}")
 # the H200 from its probed machine file alone: its off-ladder check of 2026-11-25 (bench/results/h200/offladder/fresh),
 # sizes no H200 record had, measured after this model's terms were chosen (its curve measured in the same call)
 h200 = tuner.load_model("NVIDIA H200").without(*args.without)
