@@ -22,55 +22,54 @@ parser.add_argument("--without", action="append", default=[], metavar="PARAMETER
 args = parser.parse_args()
 root = args.root
 model = tuner.load_model("NVIDIA H100 80GB HBM3").without(*args.without)
+OFFLADDER = HERE / "bench/results/h100/offladder"
+
+
+def scored(paths, on=None, family: str | None = None) -> pd.DataFrame:
+    """The grids at ``paths`` predicted by ``on`` (the H100's model), each configuration once, with its error;
+    only ``family``'s rows where given."""
+    frame = pd.concat([predicted_held_out(path, on or model) for path in paths])
+    if family:
+        frame = frame[frame.family == family]
+    frame = frame.dropna(subset=["predicted_ms"]).copy()
+    frame["error"] = relative_error(frame.predicted_ms, frame.median_ms)
+    return frame
+
+
+def report(label: str, frame: pd.DataFrame, by: str | None = None) -> None:
+    tail = [frame.groupby(by).error.median().round(3).to_dict()] if by else []
+    print(f"{label}:", len(frame), "configs; median %.3f, p90 %.3f" % (frame.error.median(), frame.error.quantile(.9)),
+          *tail)
+
+
 # held out: the off-ladder family grids; a family whose kernels changed since was measured again at the same
 # sizes (conv_rebuilt: conv_hmm gained r; sat_tiles: the SAT family gained its tiles), and that grid stands for it
-OFFLADDER = HERE / "bench/results/h100/offladder"
 REMEASURED = {"conv": OFFLADDER / "conv_rebuilt/offladder_grid.csv", "sat": OFFLADDER / "sat_tiles/offladder_grid.csv"}
-held = predicted_held_out(OFFLADDER / "offladder_grid.csv", model)
-held = pd.concat([held[~held.family.isin(REMEASURED)]]
-                 + [predicted_held_out(path, model).query("family == @family") for family, path in REMEASURED.items()])
-held["error"] = relative_error(held.predicted_ms, held.median_ms)
-print("held-out grids:", len(held), "configs; median %.3f, p90 %.3f" % (held.error.median(), held.error.quantile(.9)),
-      held.groupby("family").error.median().round(3).to_dict())
+held = scored([OFFLADDER / "offladder_grid.csv"])
+held = pd.concat([held[~held.family.isin(REMEASURED)]] + [scored([path], family=f) for f, path in REMEASURED.items()])
+report("held-out grids", held, "family")
 # held out from the convolution's FMA chain (one dependent shared round a filter column, the taps' FMA chain):
 # three sizes and filters recorded before that change, every configuration (bench/offladder.py --case)
-conv = predicted_held_out(OFFLADDER / "conv_heldout/offladder_grid.csv", model)
-conv["error"] = relative_error(conv.predicted_ms, conv.median_ms)
-print("held-out conv (1500^2 v1, 2500^2 v3, 4500^2 v2):", len(conv), "configs; median %.3f, p90 %.3f" % (
-    conv.error.median(), conv.error.quantile(.9)), conv.groupby("size").error.median().round(3).to_dict())
+report("held-out conv (1500^2 v1, 2500^2 v3, 4500^2 v2)", scored([OFFLADDER / "conv_heldout/offladder_grid.csv"]), "size")
 # held out from every model change so far: sizes chosen and measured 2026-11-25 (the table's off-ladder check)
-fresh = predicted_held_out(OFFLADDER / "fresh/offladder_grid.csv", model)
-fresh["error"] = relative_error(fresh.predicted_ms, fresh.median_ms)
-print("held-out grids of 2026-11-25 (seven families, sizes never recorded before):", len(fresh),
-      "configs; median %.3f, p90 %.3f" % (fresh.error.median(), fresh.error.quantile(.9)),
-      fresh.groupby("family").error.median().round(3).to_dict())
-late = predicted_held_out(OFFLADDER / "fresh/matmul/offladder_grid.csv", model)
-late = relative_error(late.predicted_ms, late.median_ms)
-print("held out from every change of 2026-11-25: matmul 2560^2 (recorded after them):", len(late),
-      "configs; median %.3f, p90 %.3f" % (late.median(), late.quantile(.9)))
+report("held-out grids of 2026-11-25 (seven families, sizes never recorded before)",
+       scored([OFFLADDER / "fresh/offladder_grid.csv"]), "family")
+report("held out from every change of 2026-11-25: matmul 2560^2 (recorded after them)",
+       scored([OFFLADDER / "fresh/matmul/offladder_grid.csv"]))
 # held out from the warp issue term and the halo's unrolled rounds (commit b4a9161): three convolutions at sizes
 # and filters nothing had recorded, measured on the H100 after that commit (bench/offladder.py --case)
-after = pd.concat([predicted_held_out(OFFLADDER / f"conv_issue/conv_{s}/offladder_grid.csv", model)
-                   for s in (1210000, 3240000, 6760000)])
-after["error"] = relative_error(after.predicted_ms, after.median_ms)
-print("held out from the warp issue term: conv 1100^2 v3, 1800^2 v1, 2600^2 v2:", len(after),
-      "configs; median %.3f, p90 %.3f" % (after.error.median(), after.error.quantile(.9)),
-      after.groupby("size").error.median().round(3).to_dict())
+report("held out from the warp issue term: conv 1100^2 v3, 1800^2 v1, 2600^2 v2",
+       scored([OFFLADDER / f"conv_issue/conv_{s}/offladder_grid.csv" for s in (1210000, 3240000, 6760000)]), "size")
 # held out from the unrolled rounds and matmul's slice rounds (commit bab5afe): measured on the H100 after it
-AFTER = OFFLADDER / "after_unroll"
 for name in ("matmul_3240000", "sum_2500000", "sum_40000000", "prefix_sums_40000000"):
-    h = predicted_held_out(AFTER / name / "offladder_grid.csv", model)
-    h = h[h.family == name.rsplit("_", 1)[0]].dropna(subset=["predicted_ms"])
-    e = relative_error(h.predicted_ms, h.median_ms)
-    print(f"held out from the unrolled rounds: {name}: {len(e)} configs; median {e.median():.3f}, p90 {e.quantile(.9):.3f}")
+    report(f"held out from the unrolled rounds: {name}",
+           scored([OFFLADDER / "after_unroll" / name / "offladder_grid.csv"], family=name.rsplit("_", 1)[0]))
 # the H200 from its probed machine file alone: its off-ladder check of 2026-11-25 (bench/results/h200/offladder/fresh),
 # sizes no H200 record had, measured after this model's terms were chosen (its curve measured in the same call)
-h200 = tuner.load_model("NVIDIA H200").without(*args.without)
 H200 = HERE / "bench/results/h200/offladder/fresh"
-other = pd.concat([predicted_held_out(H200 / "offladder_grid.csv", h200), predicted_held_out(H200 / "conv/offladder_grid.csv", h200)])
-other["error"] = relative_error(other.predicted_ms, other.median_ms)
-print("H200 held-out grids of 2026-11-25 (probe only):", len(other), "configs; median %.3f, p90 %.3f" % (
-    other.error.median(), other.error.quantile(.9)), other.groupby("family").error.median().round(3).to_dict())
+report("H200 held-out grids of 2026-11-25 (probe only)",
+       scored([H200 / "offladder_grid.csv", H200 / "conv/offladder_grid.csv"],
+              on=tuner.load_model("NVIDIA H200").without(*args.without)), "family")
 # development: the studies' analysed CSVs, each configuration once (studies.base.distinct)
 devs = []
 for name in ("conv_matmul", "dmm_permutation", "hmm_permutation", "rap", "sat", "scan"):
