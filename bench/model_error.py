@@ -67,9 +67,14 @@ for name in ("matmul_3240000", "sum_2500000", "sum_40000000", "prefix_sums_40000
 # the H200 from its probed machine file alone: its off-ladder check of 2026-11-25 (bench/results/h200/offladder/fresh),
 # sizes no H200 record had, measured after this model's terms were chosen (its curve measured in the same call)
 H200 = HERE / "bench/results/h200/offladder/fresh"
+h200 = tuner.load_model("NVIDIA H200").without(*args.without)
 report("H200 held-out grids of 2026-11-25 (probe only)",
-       scored([H200 / "offladder_grid.csv", H200 / "conv/offladder_grid.csv"],
-              on=tuner.load_model("NVIDIA H200").without(*args.without)), "family")
+       scored([H200 / "offladder_grid.csv", H200 / "conv/offladder_grid.csv"], on=h200), "family")
+# the H200 zero-shot after the model changes of 2026-11-26 (recorded after them; one family each grid)
+ZERO = HERE / "bench/results/h200/offladder/zero_shot_1126"
+zero = pd.concat([scored([ZERO / name / "offladder_grid.csv"], on=h200, family=name.rsplit("_", 1)[0])
+                  for name in ("conv_1960000", "permutation_2250000", "prefix_sums_7500000", "sat_4000000", "sum_7500000")])
+report("H200 zero-shot grids of 2026-11-26 (probe only, recorded after the day's changes)", zero, "family")
 # development: the studies' analysed CSVs, each configuration once (studies.base.distinct)
 devs = []
 for name in ("conv_matmul", "dmm_permutation", "hmm_permutation", "rap", "sat", "scan"):
