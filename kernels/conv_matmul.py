@@ -28,6 +28,13 @@ def _entry(square: bool, *sides: int) -> tuple[str, tuple]:
     return "_shaped", tuple(Scalar(v, "int32") for v in sides)
 
 
+def _grid(tiles: int, d: int) -> tuple[int, float]:
+    """The grid (``d`` blocks, or a block a tile where d = 0) and a working block's tiles, on average: the tiles are
+    walked grid-stride, and a grid past the tiles idles the rest (Launch.working)."""
+    grid = d or tiles
+    return grid, tiles / min(grid, tiles)
+
+
 def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> Plan:
     """``count`` h x w images (a square problem: n̄, n̄, 1). A tile with its halo into shared memory in one
     round; a thread's column of r outputs reads, for each of the 2v + 1 filter columns, the r + 2v inputs
@@ -41,8 +48,7 @@ def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> P
     e, size = np.dtype(dtype).itemsize, h * w * count
     p, tile, r = params["p"], params["tile"], params["r"]
     tiles = cdiv(h, tile) * cdiv(w, tile) * count
-    grid = params["d"] or tiles
-    per_block = tiles / min(grid, tiles)          # a working block's tiles (a grid past the tiles idles the rest)
+    grid, per_block = _grid(tiles, params["d"])
     k = 2 * v + 1
     taps, halo, columns = k * k, (tile + 2 * v) ** 2, tile * tile // r
     reads = k * (r + 2 * v) + taps          # a column's shared reads
@@ -75,8 +81,7 @@ def matmul_plan(rows: int, inner: int, cols: int, dtype: str, params: dict) -> P
     e, m, r = np.dtype(dtype).itemsize, params["m"], params["r"]
     depth = params.get("slice", 8)
     tiles = cdiv(rows, m) * cdiv(cols, m)
-    grid = params["d"] or tiles
-    per_block = tiles / min(grid, tiles)          # a working block's tiles (a grid past the tiles idles the rest)
+    grid, per_block = _grid(tiles, params["d"])
     threads = (m // r) ** 2
     warps = cdiv(threads, 32)
     g = min(r, 4)

@@ -379,9 +379,13 @@ def run_time_ns(plan: Plan, machine, times: list[LaunchTime] | None = None, hold
     the host, whose first ``hold_ns`` of launching overlap the hold that the timing puts before the run; plus,
     once, what the timing itself adds (its events and the first launch's start: the probed ``timing_intercept``)."""
     times = times if times is not None else plan_times(plan, machine)
-    device = sum(t.total_ns + machine["launch_gap"] * 1e3 for t in times)
     host = sum(host_ns(t.launch, machine) for t in times) - hold_ns
-    return max(device, host) + machine["timing_intercept"] * 1e3
+    return max(device_ns(times, machine), host) + machine["timing_intercept"] * 1e3
+
+
+def device_ns(times: list[LaunchTime], machine) -> float:
+    """The device's side of a run: its launches back to back, each a launch gap apart."""
+    return sum(t.total_ns for t in times) + len(times) * machine["launch_gap"] * 1e3
 
 
 # -- the symbolic form ----------------------------------------------------------------------------

@@ -56,7 +56,7 @@ class PhysicalModel:
         total = L.run_time_ns(plan, self.machine, times)
         gaps = len(times) * self.machine["launch_gap"] * 1e3
         # what run_time_ns sets against the host's launches, with the timing's intercept that both pay
-        device = sum(t.total_ns for t in times) + gaps + self.machine["timing_intercept"] * 1e3
+        device = L.device_ns(times, self.machine) + self.machine["timing_intercept"] * 1e3
         if total > device + 1e-9 and len(times) > 1:
             limit = "host launch overhead"
         elif len(times) > 1 and gaps > 0.5 * total:
