@@ -15,6 +15,9 @@
 // ticket            a lane of every warp takes tickets from one counter: same-address atomic throughput
 // barrier_steps     one block meets at __syncthreads, alone or as a DMM step (store a word, barrier, load a
 //                   neighbour's word): a barrier's cycles and how they grow with the block's warps
+// scatter_words_4 / _8, gather_words_4 / _8   every word of a power-of-two array written (read) once, in a
+//                   scrambled order: a warp's 32 accesses land in 32 sectors, as a random permutation's do;
+//                   the rate of scattered sector accesses by footprint
 
 extern "C" __global__ void chase_global(const unsigned* __restrict__ next, unsigned start, int steps,
                                         unsigned* out) {
@@ -168,4 +171,50 @@ extern "C" __global__ void barrier_steps(int steps, int mode, long long* cycles,
     long long t1 = clock64();
     if (threadIdx.x == 0) cycles[0] = t1 - t0;
     if (v == 0xffffffffu) out[0] = v;                        // keeps the loads
+}
+
+// A bijection of [0, 2^bits): multiplications by odd constants and xor-shifts are each invertible modulo a
+// power of two, so every word is touched exactly once and neighbouring threads land far apart.
+__device__ __forceinline__ unsigned long long scramble(unsigned long long i, unsigned long long mask, int half) {
+    i = (i * 0x9E3779B97F4A7C15ull) & mask;
+    i ^= i >> half;
+    i = (i * 0xC2B2AE3D27D4EB4Full) & mask;
+    return i ^ (i >> half);
+}
+
+// Each thread handles WORDS words a block-stride apart, so the block count (and its launch cost) stays small.
+#define SCATTER_WORDS 4
+
+template <typename T>
+__device__ void scatter_words(T* out, long long n, int half) {
+    long long base = (long long)blockIdx.x * blockDim.x * SCATTER_WORDS + threadIdx.x;
+#pragma unroll
+    for (int u = 0; u < SCATTER_WORDS; ++u) {
+        long long i = base + (long long)u * blockDim.x;
+        if (i < n) out[scramble(i, n - 1, half)] = (T)i;
+    }
+}
+
+template <typename T>
+__device__ void gather_words(const T* __restrict__ in, long long n, int half, T* sink) {
+    long long base = (long long)blockIdx.x * blockDim.x * SCATTER_WORDS + threadIdx.x;
+    T acc = 0;
+    T v[SCATTER_WORDS];
+#pragma unroll
+    for (int u = 0; u < SCATTER_WORDS; ++u) {
+        long long i = base + (long long)u * blockDim.x;
+        v[u] = i < n ? in[scramble(i, n - 1, half)] : (T)0;
+    }
+#pragma unroll
+    for (int u = 0; u < SCATTER_WORDS; ++u) acc += v[u];
+    if (acc == (T)-12345) sink[0] = acc;                    // never true (the data are non-negative): keeps the loads
+}
+
+extern "C" __global__ void scatter_words_4(float* out, long long n, int half) { scatter_words<float>(out, n, half); }
+extern "C" __global__ void scatter_words_8(double* out, long long n, int half) { scatter_words<double>(out, n, half); }
+extern "C" __global__ void gather_words_4(const float* in, long long n, int half, float* sink) {
+    gather_words<float>(in, n, half, sink);
+}
+extern "C" __global__ void gather_words_8(const double* in, long long n, int half, double* sink) {
+    gather_words<double>(in, n, half, sink);
 }

@@ -160,6 +160,49 @@ def l2_dirty_bytes(copy_gbps: float, pairs: int = 21) -> list[float]:
     return [(timed(False) - timed(True)) * 1e-3 * copy_gbps * 1e9 for _ in range(pairs)]
 
 
+SCATTER_FOOTPRINTS = tuple(m << 20 for m in (2, 4, 8, 16, 24, 32, 40, 48, 64, 96, 128, 256, 512))
+SCATTER_BLOCK, SCATTER_WORDS = 256, 4      # probe.cu: each thread handles SCATTER_WORDS words
+
+
+def scattered_ns(kind: str, footprint: int, word: int = 4, repeats: int = REPEATS) -> list[float]:
+    """Device ns of ``kind`` ("scatter": writes, "gather": reads) over every word of an array of ``footprint``
+    bytes, each once in a scrambled order (``probe.cu``: a warp's 32 words land in 32 sectors), each repeat
+    after a clean flush of the L2 (so nothing of the array is cached and no other buffer's dirty line is
+    written back), less the same launch of no words: the accesses' own time."""
+    cp = cupy()
+    n = footprint // word
+    bits = n.bit_length() - 1
+    dtype = np.float32 if word == 4 else np.float64
+    data = cp.ones(n, dtype)
+    sink = cp.zeros(1, dtype)
+    fn = function(SOURCE, f"{kind}_words_{word}")
+    grid = -(-n // (SCATTER_BLOCK * SCATTER_WORDS))
+
+    def args(count):
+        base = (data, np.int64(count), np.int32(max(1, bits // 2)))
+        return base + ((sink,) if kind == "gather" else ())
+
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+
+    def timed(count: int) -> float:
+        timing.flush_l2(clean=True)
+        start.record()
+        launch(fn, (grid if count else 1,), (SCATTER_BLOCK,), args(count))
+        stop.record()
+        stop.synchronize()
+        return cp.cuda.get_elapsed_time(start, stop) * 1e6
+    timed(n)
+    return [timed(n) - timed(0) for _ in range(repeats)]
+
+
+def scattered_rate(kind: str, footprints=SCATTER_FOOTPRINTS, word: int = 4, note: str = "") -> Curve:
+    """The ``scatter_rate`` or ``gather_rate`` curve: scattered accesses (one sector each) per ns, by footprint."""
+    rates = [statistics.median(footprint // word / t for t in scattered_ns(kind, footprint, word))
+             for footprint in footprints]
+    unit, method = CURVES[f"{kind}_rate"]
+    return Curve(tuple(float(f) for f in footprints), tuple(rates), unit, method + note)
+
+
 def clock_ghz() -> list[float]:
     cycles = 20_000_000
     fn = function(SOURCE, "spin")
@@ -410,6 +453,8 @@ def probe(functions=(), log=lambda message: None) -> MachineFile:
                                       "GB/s", PARAMETERS["l2_bandwidth"][1])
     values["l2_dirty_bytes"] = _summary(l2_dirty_bytes(values["copy_bandwidth"].value), "B",
                                         PARAMETERS["l2_dirty_bytes"][1])
+    for kind in ("scatter", "gather"):
+        curves[f"{kind}_rate"] = scattered_rate(kind)
     log("probe: latencies and L2")
     values["clock"] = _summary(clock_ghz(), "GHz", PARAMETERS["clock"][1])
     values["shared_latency"] = _summary(shared_latency(), "cycle", PARAMETERS["shared_latency"][1])

@@ -1,6 +1,7 @@
 """The probe's microbenchmarks on a real GPU: each measured parameter within what the hardware allows."""
 import time
 
+import numpy
 import pytest
 
 pytestmark = pytest.mark.gpu
@@ -63,6 +64,12 @@ def test_probed_values_are_physical(probed):
     assert curve.at[0] == 1 and 0.3 * v["dram_read_bandwidth"] / v["sms"] < curve(1) < 0.1 * v["dram_read_bandwidth"]
     assert curve(8) < curve(32) < curve(v["sms"]) < 1.1 * v["dram_read_bandwidth"]
     assert probed[0].bandwidth_share(v["sms"]) == 1.0 and probed[0].bandwidth_share(1) < 0.1
+    # a scattered access moves a sector for a word: fewer a ns than the streamed words, and slower past the L2
+    streamed_words = v["dram_read_bandwidth"] / 4
+    for kind in ("scatter", "gather"):
+        rate = probed[0].curves[f"{kind}_rate"]
+        assert rate.at == tuple(float(f) for f in probe.SCATTER_FOOTPRINTS)
+        assert 0 < rate(512 << 20) < rate(4 << 20) < 2 * v["l2_bandwidth"] / 4 and rate(512 << 20) < streamed_words
 
 
 def test_every_planned_function_has_its_resources(probed):
@@ -83,3 +90,19 @@ def test_a_block_barrier_costs_more_cycles_with_more_warps():
         assert 10 < per[1] < per[8] < per[32] < 2000, per          # a barrier waits for every warp of the block
         assert got[what]["cycles_per_warp"] > 0
         assert abs(got[what]["intercept_cycles"] - per[1]) < 0.5 * per[1]
+
+
+@pytest.mark.parametrize("word, dtype", [(4, "float32"), (8, "float64")])
+def test_the_scattered_probe_writes_every_word_once_and_neighbours_far_apart(word, dtype):
+    from memtune.kernels.device import function, launch
+
+    n, bits = 1 << 20, 20
+    out = cupy.full(n, -1, dtype)
+    launch(function(probe.SOURCE, f"scatter_words_{word}"), (n // (probe.SCATTER_BLOCK * probe.SCATTER_WORDS),),
+           (probe.SCATTER_BLOCK,), (out, numpy.int64(n), numpy.int32(bits // 2)))
+    got = out.get()
+    assert numpy.array_equal(numpy.sort(got), numpy.arange(n))   # a bijection: each word written exactly once
+    where = numpy.empty(n, numpy.int64)
+    where[got.astype(numpy.int64)] = numpy.arange(n)              # the word thread i wrote
+    sectors = where[: n // 32 * 32].reshape(-1, 32) * word // 32
+    assert numpy.mean([len(set(s)) for s in sectors[:2048]]) > 31   # a warp's writes in (nearly) 32 sectors

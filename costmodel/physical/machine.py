@@ -67,6 +67,13 @@ CURVES = {
     "sm_read_bandwidth": ("GB/s", "DRAM read bandwidth of a grid of that many blocks of 512 threads, each alone on "
                                   "its SM up to the SM count (4 independent 16-byte loads a thread in flight, "
                                   "256 MiB, probe.cu's read_sum)"),
+    "scatter_rate": ("1/ns", "4-byte writes per ns to every word of an array of that many bytes, each once in a "
+                             "scrambled order (each write of a warp in its own 32-byte sector, as a random "
+                             "permutation's), full occupancy, after a clean flush of the L2 (probe.cu's "
+                             "scatter_words_4)"),
+    "gather_rate": ("1/ns", "4-byte reads per ns of every word of an array of that many bytes, each once in a "
+                            "scrambled order (each read of a warp in its own 32-byte sector), full occupancy, after "
+                            "a clean flush of the L2 (probe.cu's gather_words_4)"),
 }
 
 
