@@ -162,28 +162,43 @@ def distribution(perm: np.ndarray, w: int) -> int:
     Sum over warps j of |{⌊P(jw + k)/w⌋ : 0 ≤ k < w}|; when n is not a multiple
     of w the last, partial warp counts too (it writes its groups all the same).
     """
-    w = positive_int("w", w)
+    return group_distribution(perm, w, w)
+
+
+def group_distribution(perm: np.ndarray, group: int, width: int) -> int:
+    """Address groups of ``width`` words touched by consecutive groups of ``group`` positions, summed over the
+    groups (the last may be partial): D_w(P) where group = width = w; with a group the positions a block's
+    threads handle together, the sectors its cache fetches once however many of its warps read them."""
+    group, width = positive_int("group", group), positive_int("width", width)
     perm = np.asarray(perm, dtype=np.int64)
-    warps = -(-perm.size // w)
-    rows = np.full(warps * w, -1, dtype=np.int64)
+    count = -(-perm.size // group)
+    rows = np.full(count * group, -1, dtype=np.int64)
     rows[:perm.size] = perm
-    rows = rows.reshape(warps, w)
-    return int(address_groups(rows, w, rows >= 0).sum())
+    rows = rows.reshape(count, group)
+    return int(address_groups(rows, width, rows >= 0).sum())
 
 
 def expected_random_distribution(n: int, w: int) -> float:
     """E[D_w(P)] over uniformly random permutations P of n elements: the D_w a permutation nobody named
-    is priced at. A warp's k destinations are k distinct positions; a given address group of w
-    (of the n/w) is missed by all of them with probability C(n − w, k) / C(n, k)."""
-    n, w = positive_int("n", n), positive_int("w", w)
-    groups = n / w
+    is priced at."""
+    return expected_group_distribution(n, w, w)
+
+
+def expected_group_distribution(n: int, group: int, width: int) -> float:
+    """E[:func:`group_distribution`] over uniformly random permutations of n elements. A group's k positions
+    are k distinct destinations; a given address group of ``width`` (of the n / width) is missed by all of them
+    with probability C(n − width, k) / C(n, k)."""
+    n, group, width = positive_int("n", n), positive_int("group", group), positive_int("width", width)
+    groups = n / width
 
     def distinct(k: int) -> float:
         miss = 1.0
         for i in range(k):
-            miss *= max(n - w - i, 0) / (n - i)
+            miss *= max(n - width - i, 0) / (n - i)
+            if miss == 0.0:
+                break
         return groups * (1.0 - miss)
 
-    full, rest = divmod(n, w)
-    return full * distinct(w) + (distinct(rest) if rest else 0.0)
+    full, rest = divmod(n, group)
+    return full * distinct(group) + (distinct(rest) if rest else 0.0)
 

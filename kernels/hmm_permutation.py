@@ -73,11 +73,14 @@ class Designated(_Scatter):
         self.name, self.scatter = name, scatter
 
     def launch_plan(self, size, dtype, params, case):
-        """One launch; the casual side moves one 32-byte sector per distinct sector a warp touches."""
+        """One launch; the casual side moves one 32-byte sector per distinct sector a warp writes, or a block
+        reads: a block's threads load their ``threads * ept`` consecutive positions together, and the SM's L1
+        fetches a sector once for all of its warps (a store goes through to the L2 warp by warp)."""
         e = np.dtype(dtype).itemsize
         threads, ept, d = params["threads"], params["ept"], params["d"]
         grid = d or cdiv(size, threads * ept)
-        casual = _distribution(case.get("perm", "random"), size, self.scatter, 32 // e) * 32
+        casual = _distribution(case.get("perm", "random"), size, self.scatter, 32 // e,
+                               None if self.scatter else threads * ept) * 32
         data = Access("a", casual if not self.scatter else size * e, casual=not self.scatter)
         out = Access("out", casual if self.scatter else size * e, write=True, casual=self.scatter)
         rounds = cdiv(size, grid * threads * ept) * (1 if self.scatter else 2)   # a gather waits for its index first
@@ -101,14 +104,16 @@ RANDOM_BY_EXPECTATION = 1 << 16
 
 
 @functools.lru_cache(maxsize=None)     # a number per (permutation, size, side, group): few, and slow to count
-def _distribution(perm: str, size: int, scatter: bool, w: int = 32) -> float:
-    """D_w of the permutation a designated kernel writes by (scatter) or reads by (gather); a caller's own
-    permutation on the device (``given``) is priced as a random one, by the expected D_w, and so is a large
-    random one (``RANDOM_BY_EXPECTATION``)."""
+def _distribution(perm: str, size: int, scatter: bool, w: int = 32, group: int | None = None) -> float:
+    """D_w of the permutation a designated kernel writes by (scatter) or reads by (gather), or with ``group`` the
+    address groups of w words over consecutive groups of that many positions; a caller's own permutation on the
+    device (``given``) is priced as a random one, by the expectation, and so is a large random one
+    (``RANDOM_BY_EXPECTATION``)."""
+    group = group or w
     if perm not in perms.NAMES and not perm.endswith(".npy") or perm == "random" and size >= RANDOM_BY_EXPECTATION:
-        return perms.expected_random_distribution(size, w)
+        return perms.expected_group_distribution(size, group, w)
     p = perms.resolve(perm, size, 0)
-    return perms.distribution(p if scatter else perms.inverse(p), w)
+    return perms.group_distribution(p if scatter else perms.inverse(p), group, w)
 
 
 def fitting_tile(nbar: int, tile: int) -> int:

@@ -88,3 +88,18 @@ def test_pickled_npy_refused_and_good_file_loaded(tmp_path):
     assert P.resolve(str(f), 3).tolist() == [2, 0, 1]
     with pytest.raises(ParameterError, match="^n:"):
         P.resolve(str(f), 4)
+
+
+def test_address_groups_of_a_group_of_positions():
+    t = P.resolve("transpose", 4096, 0)
+    assert P.group_distribution(t, 8, 8) == P.distribution(t, 8) == 4096
+    assert P.group_distribution(t, 512, 8) == 8 * 64        # 8 rows of the 64 x 64 transpose: a sector a column
+    assert P.group_distribution(t, 4096, 8) == 512          # the whole array: every sector once
+    assert P.group_distribution(np.arange(10), 4, 8) == 3   # groups 0-3, 4-7, 8-9: sectors {0}, {0}, {1}
+    assert P.expected_group_distribution(4096, 8, 8) == pytest.approx(P.expected_random_distribution(4096, 8))
+    assert P.expected_group_distribution(4096, 1, 8) == pytest.approx(4096)     # one position: one sector
+    # 512 random positions of 4096 in 512 sectors of 8: 512 * (1 - C(4088, 512) / C(4096, 512)) per group
+    miss = np.prod([(4096 - 8 - i) / (4096 - i) for i in range(512)])
+    assert P.expected_group_distribution(4096, 512, 8) == pytest.approx(8 * 512 * (1 - miss))
+    with pytest.raises(ParameterError, match="group"):
+        P.group_distribution(t, 0, 8)

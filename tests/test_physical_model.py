@@ -420,3 +420,34 @@ def test_what_bounds_a_run_is_named_by_what_takes_its_time():
     steps = kernels.get("sum[global]")
     assert MODEL.predict(steps, 1 << 20, "float32", {}).limit == "launch gaps"
     assert MODEL.predict(steps, 1 << 24, "float32", {}).limit == "memory bandwidth"
+
+
+def test_a_scattered_access_runs_at_the_probed_rate_of_its_footprint():
+    rates = {"scatter_rate": Curve((100.0, 1000.0), (2.0, 0.5), "1/ns"),
+             "gather_rate": Curve((100.0, 1000.0), (4.0, 1.0), "1/ns")}
+    m = replace(toy(), curves=rates)
+    assert m.scattered_rate(True, 550.0) == pytest.approx(1.25) and m.scattered_rate(False, 100.0) == 4.0
+    assert toy().scattered_rate(True, 550.0) is None              # no curve: the streamed bytes as before
+    plan = L.Plan({"a": 400, "b": 400},
+                  (L.Launch("f", 1, 32, accesses=(L.Access("a", 400), L.Access("b", 3200, write=True, casual=True))),
+                   L.Launch("f", 1, 32, accesses=(L.Access("b", 3200, casual=True),))))
+    first, second = L.serve(plan, m["l2_bytes"], True, 0.0, m.l2_hit, m.scattered_rate)
+    # 100 sectors written over a 400-byte array: 2 - 1.5 * 300/900 = 1.5 a ns; its bytes are not streamed
+    assert first.scattered_ns == pytest.approx(100 / 1.5) and (first.dram, first.l2) == (400, 0)
+    assert (second.scattered_ns, second.l2) == (0.0, 3200)        # b is in the L2 now: its sectors are hits
+    old = L.serve(plan, m["l2_bytes"], True)[0]                   # no rate: the sectors at the L2's bandwidth
+    assert old.scattered_ns == 0.0 and old.l2 == 3200
+    t = L.launch_time(plan.launches[0], first, m)
+    assert t.memory_ns == pytest.approx(400 / 1.0 + 100 / 1.5)    # the streamed bytes, then the scattered sectors
+
+
+def test_a_gather_reads_a_sector_once_for_its_block_and_a_scatter_writes_it_per_warp():
+    from memtune.kernels.hmm_permutation import Designated
+
+    gather, scatter = Designated("g", scatter=False), Designated("s", scatter=True)
+    params = {"threads": 128, "ept": 4, "d": 0}
+    casual = {k: next(a.bytes for a in k.launch_plan(4096, "float32", params, {"perm": "transpose"}).launches[0].accesses
+                      if a.casual) for k in (gather, scatter)}
+    # the 64 x 64 transpose: a block's 512 positions are 8 rows of b, one sector of a per column: 64 a block
+    assert casual[gather] == 8 * 64 * 32
+    assert casual[scatter] == 4096 * 32                            # each warp's 32 writes in 32 sectors

@@ -183,6 +183,7 @@ class Served:
     dram: float
     l2: float
     writeback: float = 0.0
+    scattered_ns: float = 0.0     # the device's time for the launch's scattered sectors, at the probed rate
 
     @property
     def dram_moved(self) -> float:
@@ -209,7 +210,8 @@ class LaunchTime:
 
 
 def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0,
-          hit: Callable[[float], float] | None = None) -> list[Served]:
+          hit: Callable[[float], float] | None = None,
+          scattered: Callable[[bool, float], float | None] | None = None) -> list[Served]:
     """DRAM and L2 bytes of each launch (LRU in bytes; the run starts with a cold L2).
 
     The cold L2 holds ``dirty`` bytes of another buffer's writes (the timing harness's flush) spread over
@@ -219,18 +221,29 @@ def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0,
     A casual read touches its array's sectors in random order, several times each: the first touch of a
     sector is DRAM's, and a later one finds it in the L2 at ``hit(footprint)`` (the machine's
     :meth:`~.machine.MachineFile.l2_hit`, read off the probed chase latency), the footprint being the bytes
-    of every array the launch touches. Without ``hit`` every casual sector is DRAM's."""
+    of every array the launch touches. Without ``hit`` every casual sector is DRAM's.
+
+    Where the machine has probed it, ``scattered(write, footprint)`` is the rate (sectors per ns) at which the
+    device serves a casual access of an array of ``footprint`` bytes not yet in the L2: one request per sector,
+    each filled or written back by itself (on ECC memory a partial sector is read before it is written), which
+    the bytes of its sectors at the streaming bandwidths do not describe. Such an access's time is
+    ``Served.scattered_ns`` and none of its bytes are counted as streamed."""
     last_touch: dict[str, float] = {}
     clock = replaced = 0.0
     fits = sum(plan.arrays.values()) <= l2_bytes   # an L2 that holds the whole run keeps its writes until after it
     out = []
     for launch in plan.launches:
-        dram = l2 = writeback = 0.0
+        dram = l2 = writeback = scattered_ns = 0.0
         footprint = sum(plan.arrays.get(name, 0) for name in {a.array for a in launch.accesses})
         for a in launch.accesses:
             size = plan.arrays.get(a.array, a.bytes)
             resident = a.array in last_touch and clock - last_touch[a.array] + size <= l2_bytes
-            if a.cached or (a.write and fits) or resident:
+            rate = scattered(a.write, size) if a.casual and scattered else None
+            if a.cached or resident:
+                l2 += a.bytes
+            elif rate:
+                scattered_ns += a.bytes / SECTOR / rate
+            elif a.write and fits:
                 l2 += a.bytes
             elif a.casual and not a.write and hit is not None:
                 first = max(min(size, a.bytes), a.bytes * (1 - hit(footprint)))
@@ -238,13 +251,13 @@ def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0,
             else:
                 dram += a.bytes * (2 if (a.write and a.casual and ecc) else 1)
             if not (a.cached or resident):
-                new = min(a.bytes, l2_bytes - replaced)
+                new = min(a.bytes, size, l2_bytes - replaced)   # a casual access brings in at most its array's lines
                 writeback += dirty * new / l2_bytes
                 replaced += new
         for a in launch.accesses:
             clock += min(a.bytes, plan.arrays.get(a.array, a.bytes))
             last_touch[a.array] = clock
-        out.append(Served(dram, l2, writeback))
+        out.append(Served(dram, l2, writeback, scattered_ns))
     return out
 
 
@@ -287,6 +300,7 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     wavefront_ns = 1.0 / machine["clock"]                # one shared wavefront per cycle per SM
     block_ns = machine["block_launch"] + launch.warps * machine["warp_launch"]
     per_block_dram, per_block_l2 = served.dram_moved / grid, served.l2 / grid
+    per_block_scattered = served.scattered_ns / grid
     wavefronts = launch_wavefronts(launch, machine)
     # a warp issues its FMAs and shared accesses in turn (issue_cycles apart), so one block's critical path
     # also holds its warps' share of them: what few warps cannot hide
@@ -300,7 +314,7 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
         """(memory, instructions, drawn) of a wave of k blocks: its bytes at the device's bandwidth; the SMs'
         issue work; its bytes at the bandwidth that min(k, sms) SMs draw (an SM keeps a bounded number of bytes
         in flight, so a grid on few SMs cannot draw the whole memory system however long it waits)."""
-        mem = k * (per_block_dram / beta + per_block_l2 / machine["l2_bandwidth"])
+        mem = k * (per_block_dram / beta + per_block_l2 / machine["l2_bandwidth"] + per_block_scattered)
         per_sm = -(-k // sms)
         busy = min(k, sms) / sms
         inst = per_sm * wavefronts * wavefront_ns + k * launch.flops / (fma * busy)
@@ -360,7 +374,8 @@ def launch_drain_cycles(launch: Launch, machine) -> float:
 
 
 def plan_times(plan: Plan, machine) -> list[LaunchTime]:
-    served = serve(plan, machine["l2_bytes"], bool(machine["ecc"]), machine["l2_dirty_bytes"], machine.l2_hit)
+    served = serve(plan, machine["l2_bytes"], bool(machine["ecc"]), machine["l2_dirty_bytes"], machine.l2_hit,
+                   machine.scattered_rate)
     return [launch_time(launch, s, machine) for launch, s in zip(plan.launches, served)]
 
 
@@ -433,7 +448,8 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
 
     def wave(k):
         per_sm = -(-k // sms)
-        mem = sympy.nsimplify(k * t.served.dram_moved / grid) / BETA + sympy.nsimplify(k * t.served.l2 / grid) / BETA2
+        mem = (sympy.nsimplify(k * t.served.dram_moved / grid) / BETA + sympy.nsimplify(k * t.served.l2 / grid) / BETA2
+               + sympy.Float(k * t.served.scattered_ns / grid))     # at the probed scattered rate, a curve
         inst = sympy.nsimplify(per_sm * wavefronts) / SIGMA + \
             sympy.nsimplify(k * launch.flops * sms / min(k, sms)) / phi
         share = machine.bandwidth_share(min(k, sms))

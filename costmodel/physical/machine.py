@@ -161,6 +161,12 @@ class MachineFile:
         dram, l2 = self["dram_latency"], self["l2_latency"]
         return min(1.0, max(0.0, (dram - curve(footprint)) / (dram - l2)))
 
+    def scattered_rate(self, write: bool, footprint: float) -> float | None:
+        """Scattered sectors per ns (``scatter_rate`` for writes, ``gather_rate`` for reads) over an array of
+        ``footprint`` bytes not yet in the L2; None where the machine file has no such curve."""
+        curve = self.curves.get("scatter_rate" if write else "gather_rate")
+        return None if curve is None else curve(footprint)
+
     def __getitem__(self, name: str) -> float:
         if name not in self.values:
             raise MachineFileError(f"machine file of {self.device}: no parameter {name!r}; run `memtune probe`")
