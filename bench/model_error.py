@@ -75,6 +75,14 @@ ZERO = HERE / "bench/results/h200/offladder/zero_shot_1126"
 zero = pd.concat([scored([ZERO / name / "offladder_grid.csv"], on=h200, family=name.rsplit("_", 1)[0])
                   for name in ("conv_1960000", "permutation_2250000", "prefix_sums_7500000", "sat_4000000", "sum_7500000")])
 report("H200 zero-shot grids of 2026-11-26 (probe only, recorded after the day's changes)", zero, "family")
+# the scattered-access term (commit c3c88fd: the probed scatter_rate and gather_rate curves, a gather's sectors once
+# a block): permutations recorded on the H100 before it (scatter_heldout) and after it (scatter_after), and on the
+# H200 after it, in the call that probed the H200's curves (scatter_zero_shot); every set at sizes nothing had
+for label, folder, on in (("H100 before the scattered-access term", OFFLADDER / "scatter_heldout", None),
+                          ("H100 after the scattered-access term", OFFLADDER / "scatter_after", None),
+                          ("H200 zero-shot after the scattered-access term",
+                           HERE / "bench/results/h200/offladder/scatter_zero_shot", h200)):
+    report(f"permutations recorded {label}", scored(sorted(folder.glob("*/offladder_grid.csv")), on=on), "kernel")
 # development: the studies' analysed CSVs, each configuration once (studies.base.distinct)
 devs = []
 for name in ("conv_matmul", "dmm_permutation", "hmm_permutation", "rap", "sat", "scan"):
