@@ -378,18 +378,23 @@ class Bucketed(_Scatter):
         n = Scalar(size, "int64")
         arrays = {"a": size * e, "mid": size * e, "out": size * e, slot1: 2 * size, to: 4 * size, slot2: 2 * size}
         partial = bucket_runs(size, tile, window) * (32 - e)
+        # a thread's loop waits out each load before the shared store that follows it (the SASS: LDG, then its
+        # STS, iteration after iteration, #pragma unroll 4 notwithstanding), and pass 1 again for each `to`; a
+        # full tile loads 16 bytes a lane, one smaller than the array takes the scalar path, an element a lane
+        tile_loads, window_loads = (cdiv(span, threads * 16 // e) if span <= size else cdiv(size, threads)
+                                    for span in (tile, window))
         runs = Launch(f"bucket_runs_{suffix(dtype)}", cdiv(size, tile), threads, dynamic_shared=tile * e,
                       args=(Array("a"), Array(slot1), Array(to), Array("mid"), n,
                             Scalar(tile, "int32")),
                       accesses=(Access("a", size * e), Access(slot1, 2 * size), Access(to, 4 * size),
                                 Access("mid", size * e + partial, write=True, casual=True)),
-                      rounds=2, shared_wavefronts=_scattered_wavefronts(min(tile, size), e),
+                      rounds=2 * tile_loads, shared_wavefronts=_scattered_wavefronts(min(tile, size), e),
                       shared_rounds=2, source=self.sources[0])
         place = Launch(f"bucket_window_{suffix(dtype)}", cdiv(size, window), threads, dynamic_shared=window * e,
                        args=(Array("mid"), Array(slot2), Array("out"), n, Scalar(window, "int32")),
                        accesses=(Access("mid", size * e), Access(slot2, 2 * size),
                                  Access("out", size * e, write=True)),
-                       rounds=2, shared_wavefronts=_scattered_wavefronts(min(window, size), e),
+                       rounds=window_loads, shared_wavefronts=_scattered_wavefronts(min(window, size), e),
                        shared_rounds=2, source=self.sources[0])
         return Plan(arrays, (runs, place))
 

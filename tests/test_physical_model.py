@@ -451,3 +451,14 @@ def test_a_gather_reads_a_sector_once_for_its_block_and_a_scatter_writes_it_per_
     # the 64 x 64 transpose: a block's 512 positions are 8 rows of b, one sector of a per column: 64 a block
     assert casual[gather] == 8 * 64 * 32
     assert casual[scatter] == 4096 * 32                            # each warp's 32 writes in 32 sectors
+
+
+def test_the_bucketed_passes_wait_a_round_for_each_load_of_a_thread():
+    bucketed = kernels.get("hmm_bucketed_permutation")
+    params = {"threads": 256, "tile": 32768, "window": 8192}
+    runs, place = bucketed.launch_plan(1 << 20, "float32", params, {"perm": "random"}).launches
+    # 32768 elements over 256 threads of 4-float vectors: 32 loads, each waited out, and 32 more of `to`
+    assert (runs.rounds, place.rounds) == (64, 8)
+    runs, place = bucketed.launch_plan(10000, "float64", params, {"perm": "random"}).launches
+    # one partial tile: the scalar path, cdiv(10000, 256) a phase; full windows of 8192 doubles, 2 a lane: 16
+    assert (runs.rounds, place.rounds) == (2 * 40, 16)
