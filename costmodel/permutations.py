@@ -178,6 +178,20 @@ def group_distribution(perm: np.ndarray, group: int, width: int) -> int:
     return int(address_groups(rows, width, rows >= 0).sum())
 
 
+def sector_reuse(perm: np.ndarray, width: int) -> float:
+    """Mean positions between two consecutive touches of one address group of ``width`` words, when position i
+    touches group ⌊P(i)/width⌋ (groups touched once count the whole array): about n / width for a random
+    permutation, where each group's touches fall anywhere; n̄ for the transpose, whose neighbouring words are
+    written n̄ positions apart. What a cache must hold for a group's next touch to hit."""
+    width = positive_int("width", width)
+    perm = np.asarray(perm, dtype=np.int64)
+    groups = perm // width
+    order = np.argsort(groups, kind="stable")          # positions in order within each group
+    same = groups[order][1:] == groups[order][:-1]
+    gaps = np.diff(order)[same]
+    return float(gaps.mean()) if gaps.size else float(perm.size)
+
+
 def expected_random_distribution(n: int, w: int) -> float:
     """E[D_w(P)] over uniformly random permutations P of n elements: the D_w a permutation nobody named
     is priced at."""

@@ -81,8 +81,9 @@ class Designated(_Scatter):
         grid = d or cdiv(size, threads * ept)
         casual = _distribution(case.get("perm", "random"), size, self.scatter, 32 // e,
                                None if self.scatter else threads * ept) * 32
-        data = Access("a", casual if not self.scatter else size * e, casual=not self.scatter)
-        out = Access("out", casual if self.scatter else size * e, write=True, casual=self.scatter)
+        reuse = _reuse(case.get("perm", "random"), size, self.scatter, 32 // e) * casual / size
+        data = Access("a", casual if not self.scatter else size * e, casual=not self.scatter, reuse=reuse)
+        out = Access("out", casual if self.scatter else size * e, write=True, casual=self.scatter, reuse=reuse)
         rounds = cdiv(size, grid * threads * ept) * (1 if self.scatter else 2)   # a gather waits for its index first
         return Plan({"a": size * e, "idx": 4 * size, "out": size * e},
                     (Launch(f"{'scatter' if self.scatter else 'gather'}_{suffix(dtype)}_e{ept}", grid, threads,
@@ -114,6 +115,16 @@ def _distribution(perm: str, size: int, scatter: bool, w: int = 32, group: int |
         return perms.expected_group_distribution(size, group, w)
     p = perms.resolve(perm, size, 0)
     return perms.group_distribution(p if scatter else perms.inverse(p), group, w)
+
+
+@functools.lru_cache(maxsize=None)
+def _reuse(perm: str, size: int, scatter: bool, w: int) -> float:
+    """Mean positions between two touches of one sector of w words by the permutation a designated kernel writes
+    by (scatter) or reads by (gather): its whole array's worth (size / w) for a random one or a caller's own."""
+    if perm not in perms.NAMES and not perm.endswith(".npy") or perm == "random":
+        return size / w
+    p = perms.resolve(perm, size, 0)
+    return perms.sector_reuse(p if scatter else perms.inverse(p), w)
 
 
 def fitting_tile(nbar: int, tile: int) -> int:

@@ -103,3 +103,13 @@ def test_address_groups_of_a_group_of_positions():
     assert P.expected_group_distribution(4096, 512, 8) == pytest.approx(8 * 512 * (1 - miss))
     with pytest.raises(ParameterError, match="group"):
         P.group_distribution(t, 0, 8)
+
+
+def test_sector_reuse_is_the_mean_gap_between_touches_of_one_sector():
+    assert P.sector_reuse(P.resolve("transpose", 4096, 0), 8) == 64        # a sector's words 64 positions apart
+    assert P.sector_reuse(P.resolve("identical", 4096, 0), 8) == 1
+    assert P.sector_reuse(np.array([0, 2, 1, 3]), 2) == 2                  # groups {0, 1} and {2, 3}: gaps 2 and 2
+    assert P.sector_reuse(np.array([0, 1, 2, 3]), 8) == 1
+    assert P.sector_reuse(np.array([0]), 8) == 1.0                         # touched once: the whole array
+    gap = P.sector_reuse(P.resolve("random", 1 << 16, 0), 8)
+    assert 0.8 * (1 << 16) / 9 < gap < 1.2 * (1 << 16) / 9                 # 8 touches anywhere: about n / 9 apart

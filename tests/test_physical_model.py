@@ -462,3 +462,17 @@ def test_the_bucketed_passes_wait_a_round_for_each_load_of_a_thread():
     runs, place = bucketed.launch_plan(10000, "float64", params, {"perm": "random"}).launches
     # one partial tile: the scalar path, cdiv(10000, 256) a phase; full windows of 8192 doubles, 2 a lane: 16
     assert (runs.rounds, place.rounds) == (2 * 40, 16)
+
+
+def test_a_transposed_scatter_keeps_only_a_few_sectors_live_between_touches():
+    from memtune.kernels.hmm_permutation import Designated
+
+    scatter, params = Designated("s", scatter=True), {"threads": 256, "ept": 4, "d": 0}
+    access = {perm: next(a for a in scatter.launch_plan(1 << 20, "float32", params, {"perm": perm}).launches[0].accesses
+                         if a.casual) for perm in ("transpose", "random")}
+    assert access["transpose"].reuse == 1024 * 32                   # n̄ positions, a sector each
+    assert access["random"].reuse == pytest.approx(4 << 20, rel=1e-3)   # the whole array's worth
+    m = replace(toy(), curves={"scatter_rate": Curve((1e3, 1e6), (2.0, 0.5), "1/ns")})
+    plan = L.Plan({"out": 1e6}, (L.Launch("f", 1, 32, accesses=(replace(access["random"], reuse=2e3, bytes=3200),)),))
+    assert L.serve(plan, 1e3, True, 0.0, None, m.scattered_rate)[0].scattered_ns == pytest.approx(
+        100 / m.scattered_rate(True, 2e3))                           # the rate at the reuse, not the array's

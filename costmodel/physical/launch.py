@@ -57,6 +57,8 @@ class Access:
     write: bool = False
     casual: bool = False         # scattered partial sectors
     cached: bool = False         # re-reads that the blocks running together share through the L2
+    reuse: float | None = None   # casual: L2 bytes the access touches between two touches of one sector, where
+                                 # fewer than its array's (a transpose's neighbouring words come n̄ positions apart)
 
 
 # -- a launch's arguments: what the executor passes, by name and value -----------------------------
@@ -224,7 +226,8 @@ def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0,
     of every array the launch touches. Without ``hit`` every casual sector is DRAM's.
 
     Where the machine has probed it, ``scattered(write, footprint)`` is the rate (sectors per ns) at which the
-    device serves a casual access of an array of ``footprint`` bytes not yet in the L2: one request per sector,
+    device serves a casual access of an array of ``footprint`` bytes (or of its ``reuse``, the bytes that must stay
+    in the L2 for a sector's next touch to hit, where smaller) not yet in the L2: one request per sector,
     each filled or written back by itself (on ECC memory a partial sector is read before it is written), which
     the bytes of its sectors at the streaming bandwidths do not describe. Such an access's time is
     ``Served.scattered_ns`` and none of its bytes are counted as streamed."""
@@ -238,7 +241,7 @@ def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0,
         for a in launch.accesses:
             size = plan.arrays.get(a.array, a.bytes)
             resident = a.array in last_touch and clock - last_touch[a.array] + size <= l2_bytes
-            rate = scattered(a.write, size) if a.casual and scattered else None
+            rate = scattered(a.write, min(size, a.reuse or size)) if a.casual and scattered else None
             if a.cached or resident:
                 l2 += a.bytes
             elif rate:
