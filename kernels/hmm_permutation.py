@@ -316,6 +316,15 @@ def bucket_runs(size: int, tile: int, window: int) -> float:
     return tiles * windows * -math.expm1(min(tile, size) * math.log1p(-1 / windows)) if windows > 1 else tiles
 
 
+@functools.lru_cache(maxsize=None)
+def _runs(perm: str, size: int, tile: int, window: int) -> float:
+    """The runs pass 1 writes: for a named permutation counted (the windows each tile's destinations fall in),
+    for a random one or a caller's own the expectation (:func:`bucket_runs`)."""
+    if perm not in perms.NAMES and not perm.endswith(".npy") or perm == "random":
+        return bucket_runs(size, tile, window)
+    return perms.group_distribution(perms.resolve(perm, size, 0), tile, window)
+
+
 def _scattered_wavefronts(span: int, itemsize: int) -> float:
     """Shared wavefronts of one block that writes ``span`` elements at random slots and reads them back in
     order: a warp's scattered writes take the DMM simulator's stages, its 16-byte reads span/32 · e/4."""
@@ -388,7 +397,7 @@ class Bucketed(_Scatter):
         slot1, to, slot2 = _schedule_names(tile, window)
         n = Scalar(size, "int64")
         arrays = {"a": size * e, "mid": size * e, "out": size * e, slot1: 2 * size, to: 4 * size, slot2: 2 * size}
-        partial = bucket_runs(size, tile, window) * (32 - e)
+        partial = _runs(case.get("perm", "random"), size, tile, window) * (32 - e)
         # a thread's loop waits out each load before the shared store that follows it (the SASS: LDG, then its
         # STS, iteration after iteration, #pragma unroll 4 notwithstanding), and pass 1 again for each `to`; a
         # full tile loads 16 bytes a lane, one smaller than the array takes the scalar path, an element a lane

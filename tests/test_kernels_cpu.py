@@ -186,3 +186,11 @@ def test_bucketed_permutation_plan_prices_the_partial_sectors_of_its_runs():
     widest = {"threads": 512, "tile": 32768, "window": 4096}     # 128 KiB of floats, 256 KiB of doubles
     assert k.space.violation(widest, Limits(itemsize=4)) is None
     assert "shared memory" in k.space.violation(widest, Limits(itemsize=8))
+
+
+def test_a_named_permutation_s_bucketed_runs_are_counted():
+    from memtune.kernels.hmm_permutation import _runs, bucket_runs
+
+    assert _runs("identical", 1 << 16, 4096, 8192) == 16            # each tile lies in one window: a run a tile
+    assert _runs("bit-reversal", 1 << 16, 4096, 4096) == 16 * 16    # a tile's 4096 reversed indices hit all 16 windows
+    assert _runs("random", 1 << 16, 4096, 4096) == bucket_runs(1 << 16, 4096, 4096)
