@@ -78,10 +78,14 @@ report("H200 zero-shot grids of 2026-11-26 (probe only, recorded after the day's
 # the scattered-access term (commit c3c88fd: the probed scatter_rate and gather_rate curves, a gather's sectors once
 # a block): permutations recorded on the H100 before it (scatter_heldout) and after it (scatter_after), and on the
 # H200 after it, in the call that probed the H200's curves (scatter_zero_shot); every set at sizes nothing had
+# then on the H100 after the reuse footprint (commit 484b650, reuse_after) and the bucketed runs count (082dc35,
+# runs_after)
 for label, folder, on in (("H100 before the scattered-access term", OFFLADDER / "scatter_heldout", None),
                           ("H100 after the scattered-access term", OFFLADDER / "scatter_after", None),
                           ("H200 zero-shot after the scattered-access term",
-                           HERE / "bench/results/h200/offladder/scatter_zero_shot", h200)):
+                           HERE / "bench/results/h200/offladder/scatter_zero_shot", h200),
+                          ("H100 after the reuse footprint", OFFLADDER / "reuse_after", None),
+                          ("H100 after the bucketed runs count", OFFLADDER / "runs_after", None)):
     report(f"permutations recorded {label}", scored(sorted(folder.glob("*/offladder_grid.csv")), on=on), "kernel")
 # development: the studies' analysed CSVs, each configuration once (studies.base.distinct)
 devs = []
