@@ -34,7 +34,7 @@ def streamed_gbps(footprint: int, write: bool) -> float:
             a.fill(2.0)
         else:
             sink = cp.zeros(1, np.float32)
-            probe.launch(probe.function(probe.SOURCE, "read_sum"), (4 * 132,), (512,),
+            probe.launch(probe.function(probe.SOURCE, "read_sum"), (4 * SMS,), (512,),
                          (a, np.int64(a.size // 4), np.int32(1), sink))
         stop.record()
         stop.synchronize()
@@ -47,6 +47,7 @@ parser.add_argument("out", type=Path)
 parser.add_argument("--into", type=Path)
 args = parser.parse_args()
 device = Device.current().name
+SMS = int(probe.attributes()["sms"].value)
 note = f" (measured by bench/scattered_rate.py, {args.out.name})"
 curves = {kind: probe.scattered_rate(kind, note=note) for kind in ("scatter", "gather")}
 rows = []

@@ -104,6 +104,12 @@ class Designated(_Scatter):
 RANDOM_BY_EXPECTATION = 1 << 16
 
 
+def _unnamed(perm: str) -> bool:
+    """A caller's own permutation on the device (``given``): no name or file to count it from, so priced as a
+    random one."""
+    return perm not in perms.NAMES and not perm.endswith(".npy")
+
+
 @functools.lru_cache(maxsize=None)     # a number per (permutation, size, side, group): few, and slow to count
 def _distribution(perm: str, size: int, scatter: bool, w: int = 32, group: int | None = None) -> float:
     """D_w of the permutation a designated kernel writes by (scatter) or reads by (gather), or with ``group`` the
@@ -111,7 +117,7 @@ def _distribution(perm: str, size: int, scatter: bool, w: int = 32, group: int |
     device (``given``) is priced as a random one, by the expectation, and so is a large random one
     (``RANDOM_BY_EXPECTATION``)."""
     group = group or w
-    if perm not in perms.NAMES and not perm.endswith(".npy") or perm == "random" and size >= RANDOM_BY_EXPECTATION:
+    if _unnamed(perm) or perm == "random" and size >= RANDOM_BY_EXPECTATION:
         return perms.expected_group_distribution(size, group, w)
     p = perms.resolve(perm, size, 0)
     return perms.group_distribution(p if scatter else perms.inverse(p), group, w)
@@ -121,7 +127,7 @@ def _distribution(perm: str, size: int, scatter: bool, w: int = 32, group: int |
 def _reuse(perm: str, size: int, scatter: bool, w: int) -> float:
     """Mean positions between two touches of one sector of w words by the permutation a designated kernel writes
     by (scatter) or reads by (gather): its whole array's worth (size / w) for a random one or a caller's own."""
-    if perm not in perms.NAMES and not perm.endswith(".npy") or perm == "random":
+    if _unnamed(perm) or perm == "random":
         return size / w
     p = perms.resolve(perm, size, 0)
     return perms.sector_reuse(p if scatter else perms.inverse(p), w)
@@ -320,7 +326,7 @@ def bucket_runs(size: int, tile: int, window: int) -> float:
 def _runs(perm: str, size: int, tile: int, window: int) -> float:
     """The runs pass 1 writes: for a named permutation counted (the windows each tile's destinations fall in),
     for a random one or a caller's own the expectation (:func:`bucket_runs`)."""
-    if perm not in perms.NAMES and not perm.endswith(".npy") or perm == "random":
+    if _unnamed(perm) or perm == "random":
         return bucket_runs(size, tile, window)
     return perms.group_distribution(perms.resolve(perm, size, 0), tile, window)
 

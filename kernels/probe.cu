@@ -182,7 +182,7 @@ __device__ __forceinline__ unsigned long long scramble(unsigned long long i, uns
     return i ^ (i >> half);
 }
 
-// Each thread handles WORDS words a block-stride apart, so the block count (and its launch cost) stays small.
+// Each thread handles SCATTER_WORDS words a block-stride apart, so the block count (and its launch cost) stays small.
 #define SCATTER_WORDS 4
 
 template <typename T>
