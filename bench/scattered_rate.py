@@ -18,28 +18,23 @@ from common import put_into_machine_file
 
 from memtune.kernels import probe
 from memtune.kernels.device import cupy
-from memtune.kernels.timing import Device, flush_l2
+from memtune.kernels.timing import Device
 
 
 def streamed_gbps(footprint: int, write: bool) -> float:
     """Contiguous bytes per ns of a fill (write) or one read_sum pass (read) of the array, after a clean flush."""
     cp = cupy()
     a = cp.ones(footprint // 4, np.float32)
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    out = []
-    for _ in range(probe.REPEATS + 1):
-        flush_l2(clean=True)
-        start.record()
+    sink = cp.zeros(1, np.float32)
+    read = probe.function(probe.SOURCE, "read_sum")
+
+    def run():
         if write:
             a.fill(2.0)
         else:
-            sink = cp.zeros(1, np.float32)
-            probe.launch(probe.function(probe.SOURCE, "read_sum"), (4 * SMS,), (512,),
-                         (a, np.int64(a.size // 4), np.int32(1), sink))
-        stop.record()
-        stop.synchronize()
-        out.append(footprint / (cp.cuda.get_elapsed_time(start, stop) * 1e6))
-    return statistics.median(out[1:])
+            probe.launch(read, (4 * SMS,), (512,), (a, np.int64(a.size // 4), np.int32(1), sink))
+    probe.flushed_ns(run)                                  # warm: the first launch compiles and allocates
+    return statistics.median(footprint / probe.flushed_ns(run) for _ in range(probe.REPEATS))
 
 
 parser = argparse.ArgumentParser(description=__doc__)

@@ -187,7 +187,8 @@ def sector_reuse(perm: np.ndarray, width: int) -> float:
     perm = np.asarray(perm, dtype=np.int64)
     groups = perm // width
     order = np.argsort(groups, kind="stable")          # positions in order within each group
-    same = groups[order][1:] == groups[order][:-1]
+    ordered = groups[order]
+    same = ordered[1:] == ordered[:-1]
     gaps = np.diff(order)[same]
     return float(gaps.mean()) if gaps.size else float(perm.size)
 

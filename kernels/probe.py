@@ -182,17 +182,22 @@ def scattered_ns(kind: str, footprint: int, word: int = 4, repeats: int = REPEAT
         base = (data, np.int64(count), np.int32(max(1, bits // 2)))
         return base + ((sink,) if kind == "gather" else ())
 
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-
     def timed(count: int) -> float:
-        timing.flush_l2(clean=True)
-        start.record()
-        launch(fn, (grid if count else 1,), (SCATTER_BLOCK,), args(count))
-        stop.record()
-        stop.synchronize()
-        return cp.cuda.get_elapsed_time(start, stop) * 1e6
+        return flushed_ns(lambda: launch(fn, (grid if count else 1,), (SCATTER_BLOCK,), args(count)))
     timed(n)
     return [timed(n) - timed(0) for _ in range(repeats)]
+
+
+def flushed_ns(run) -> float:
+    """Device ns of ``run()`` timed with events after a clean flush of the L2 (cold, no dirty line to write back)."""
+    cp = cupy()
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    timing.flush_l2(clean=True)
+    start.record()
+    run()
+    stop.record()
+    stop.synchronize()
+    return cp.cuda.get_elapsed_time(start, stop) * 1e6
 
 
 def scattered_rate(kind: str, footprints=SCATTER_FOOTPRINTS, word: int = 4, note: str = "") -> Curve:

@@ -241,10 +241,9 @@ def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0,
         for a in launch.accesses:
             size = plan.arrays.get(a.array, a.bytes)
             resident = a.array in last_touch and clock - last_touch[a.array] + size <= l2_bytes
-            rate = scattered(a.write, min(size, a.reuse or size)) if a.casual and scattered else None
             if a.cached or resident:
                 l2 += a.bytes
-            elif rate:
+            elif a.casual and scattered and (rate := scattered(a.write, min(size, a.reuse or size))):
                 scattered_ns += a.bytes / SECTOR / rate
             elif a.write and fits:
                 l2 += a.bytes
