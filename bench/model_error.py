@@ -43,10 +43,12 @@ def report(label: str, frame: pd.DataFrame, by: str | None = None) -> None:
 
 
 # held out: the off-ladder family grids; a family whose kernels changed since was measured again at the same
-# sizes (conv_rebuilt: conv_hmm gained r; sat_tiles: the SAT family gained its tiles), and that grid stands for it
-REMEASURED = {"conv": OFFLADDER / "conv_rebuilt/offladder_grid.csv", "sat": OFFLADDER / "sat_tiles/offladder_grid.csv"}
+# sizes (conv_rebuilt: conv_hmm gained r; sat_tiles: the SAT family gained its tiles; matmul_remeasured, 2026-11-26:
+# matmul_hmm gained slice), and those grids stand for it
+REMEASURED = {"conv": [OFFLADDER / "conv_rebuilt/offladder_grid.csv"], "sat": [OFFLADDER / "sat_tiles/offladder_grid.csv"],
+              "matmul": sorted(OFFLADDER.glob("matmul_remeasured/*/offladder_grid.csv"))}
 held = scored([OFFLADDER / "offladder_grid.csv"])
-held = pd.concat([held[~held.family.isin(REMEASURED)]] + [scored([path], family=f) for f, path in REMEASURED.items()])
+held = pd.concat([held[~held.family.isin(REMEASURED)]] + [scored(paths, family=f) for f, paths in REMEASURED.items()])
 report("held-out grids", held, "family")
 # held out from the convolution's FMA chain (one dependent shared round a filter column, the taps' FMA chain):
 # three sizes and filters recorded before that change, every configuration (bench/offladder.py --case)

@@ -244,3 +244,15 @@ def test_round_robin_takes_every_run_once_a_round_in_turn():
     calls = []
     runs = [lambda name=name: calls.append(name) or float(len(calls)) for name in "abc"]
     assert round_robin(runs, 2) == [[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]] and calls == list("abcabc")
+
+
+def test_a_held_out_row_recorded_before_its_kernel_took_a_tunable_is_left_out(tmp_path):
+    from memtune.studies.fidelity import predicted_held_out
+
+    rows = pd.DataFrame({"device": "H100", "family": "matmul", "size": 65536, "case": "{}", "kernel": "matmul_hmm",
+                         "params": ['{"buffers": 1, "d": 0, "m": 32, "r": 1}',              # before slice
+                                    '{"buffers": 1, "d": 0, "m": 32, "r": 1, "slice": 8}'],
+                         "median_ms": [0.05, 0.04], "status": "ok", "reason": ""})
+    rows.to_csv(tmp_path / "grid.csv", index=False)
+    got = predicted_held_out(tmp_path / "grid.csv", tuner.load_model("NVIDIA H100 80GB HBM3"))
+    assert list(got.median_ms) == [0.04] and got.predicted_ms.notna().all()
