@@ -18,6 +18,9 @@
 // scatter_words_4 / _8, gather_words_4 / _8   every word of a power-of-two array written (read) once, in a
 //                   scrambled order: a warp's 32 accesses land in 32 sectors, as a random permutation's do;
 //                   the rate of scattered sector accesses by footprint
+// walk_columns      a thread a column walks down the rows in place, load-add-store (the seeds' round: read,
+//                   compute, write): a dependent round of a warp's coalesced load through the L1, from DRAM
+//                   or from the L2, as the algorithms' kernels wait on theirs (the chase's .cg load skips the L1)
 
 extern "C" __global__ void chase_global(const unsigned* __restrict__ next, unsigned start, int steps,
                                         unsigned* out) {
@@ -217,4 +220,11 @@ extern "C" __global__ void gather_words_4(const float* in, long long n, int half
 }
 extern "C" __global__ void gather_words_8(const double* in, long long n, int half, double* sink) {
     gather_words<double>(in, n, half, sink);
+}
+
+extern "C" __global__ void walk_columns(float* a, int rows, int cols) {
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= cols) return;
+    float s = 0.f;
+    for (int r = 0; r < rows; ++r) { s += a[(long long)r * cols + c]; a[(long long)r * cols + c] = s; }
 }

@@ -83,6 +83,26 @@ def global_latencies() -> dict[str, Quantity]:
             "l2_latency": _summary(l2, "ns", PARAMETERS["l2_latency"][1])}
 
 
+WALK_ROWS, WALK_COLUMNS, WALK_THREADS = 1024, 2048, 128     # 8 MiB in place: the L2 holds it once read
+
+
+def walk_round_ns(resident: bool, repeats: int = REPEATS) -> list[float]:
+    """Nanoseconds per round of probe.cu's walk_columns (16 blocks of 128 threads, each thread a column of 1024
+    rows, in place): after a clean flush, from DRAM; ``resident``, after a read of the array, from the L2."""
+    cp = cupy()
+    a = cp.random.random((WALK_ROWS, WALK_COLUMNS), dtype=np.float32)
+    fn = function(SOURCE, "walk_columns")
+    run = lambda: launch(fn, (WALK_COLUMNS // WALK_THREADS,), (WALK_THREADS,),  # noqa: E731
+                         (a, np.int32(WALK_ROWS), np.int32(WALK_COLUMNS)))
+    run()
+    return [flushed_ns(run, then=a.sum if resident else None) / WALK_ROWS for _ in range(repeats)]
+
+
+def walk_latencies() -> dict[str, Quantity]:
+    return {name: _summary(walk_round_ns(resident), "ns", PARAMETERS[name][1])
+            for name, resident in (("walk_dram_latency", False), ("walk_l2_latency", True))}
+
+
 def l2_size(l2_ns: float, dram_ns: float, attribute: int) -> tuple[Quantity, dict, Curve]:
     """The footprint where the chase latency crosses half-way between the L2's and the DRAM's, and the chase
     latency at each footprint measured (the model reads the L2's hit fraction of random accesses off it)."""
@@ -188,11 +208,14 @@ def scattered_ns(kind: str, footprint: int, word: int = 4, repeats: int = REPEAT
     return [timed(n) - timed(0) for _ in range(repeats)]
 
 
-def flushed_ns(run) -> float:
-    """Device ns of ``run()`` timed with events after a clean flush of the L2 (cold, no dirty line to write back)."""
+def flushed_ns(run, then=None) -> float:
+    """Device ns of ``run()`` timed with events after a clean flush of the L2 (cold, no dirty line to write back);
+    ``then()``, where given, runs untimed between the flush and the run (a read that brings an array back)."""
     cp = cupy()
     start, stop = cp.cuda.Event(), cp.cuda.Event()
     timing.flush_l2(clean=True)
+    if then is not None:
+        then()
     start.record()
     run()
     stop.record()
@@ -451,6 +474,7 @@ def probe(functions=(), log=lambda message: None) -> MachineFile:
     curves = {"sm_read_bandwidth": bandwidth_by_sms(sms)}
     log("probe: bandwidth")
     values.update(global_latencies())
+    values.update(walk_latencies())
     l2_attr = cupy().cuda.Device().attributes.get("L2CacheSize", 0)
     values["l2_bytes"], notes, curves["l2_chase_latency"] = l2_size(values["l2_latency"].value,
                                                                      values["dram_latency"].value, l2_attr)

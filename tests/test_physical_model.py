@@ -21,6 +21,7 @@ H100 = physical.load("H100")
 def toy(**over) -> MachineFile:
     """A round-number machine: 1 byte/ns, 100 ns DRAM latency, 2 SMs."""
     v = {"copy_bandwidth": 1.0, "dram_read_bandwidth": 1.0, "dram_latency": 100.0, "l2_latency": 50.0,
+         "walk_dram_latency": 100.0, "walk_l2_latency": 50.0,
          "l2_bytes": 1e3, "l2_bandwidth": 4.0, "l2_dirty_bytes": 0.0, "shared_bandwidth": 128.0, "shared_latency": 20.0, "banks": 32,
          "bank_bytes": 4, "clock": 1.0, "launch_overhead": 5.0, "launch_gap": 2.0, "flag_round_trip": 400.0,
          "launch_per_array": 0.5, "launch_per_scalar": 1.0, "timing_intercept": 0.0, "block_launch": 10.0, "warp_launch": 1.0, "atomic_interval": 2.0,
@@ -117,6 +118,19 @@ def test_launch_time_bandwidth_and_latency_bound_by_hand():
     # and the symbolic form gives the same number
     expr = L.launch_expr(t, m).subs(L.symbol_values(m))
     assert float(expr) == pytest.approx(t.total_ns)
+
+
+def test_a_dependent_round_waits_the_probed_walk_not_the_chase():
+    """A round is the probed walk's round (a load through the L1, its add and store): 130 ns from DRAM and 70 from
+    the L2 here, where the chase (.cg, which skips the L1) says 100 and 50; the chase latencies are not read."""
+    m = toy(walk_dram_latency=130.0, walk_l2_latency=70.0, dram_latency=1e9, l2_latency=1e8)
+    small = L.Launch("f", 2, 256, accesses=(L.Access("a", 1000),), rounds=50)
+    from_dram = L.launch_time(small, L.Served(1000, 0), m)
+    from_l2 = L.launch_time(small, L.Served(0, 1000), m)
+    # one wave: bytes + 50 rounds + the drain's round; from the L2 its bytes at 4 bytes/ns
+    assert from_dram.total_ns == pytest.approx(1000 + 50 * 130 + 130)
+    assert from_l2.total_ns == pytest.approx(250 + 50 * 70 + 70)
+    assert float(L.launch_expr(from_l2, m).subs(L.symbol_values(m))) == pytest.approx(from_l2.total_ns)
 
 
 def test_an_fma_chain_waits_the_probed_latency_and_the_convolution_counts_its_taps():

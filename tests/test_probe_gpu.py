@@ -43,6 +43,9 @@ def test_probed_values_are_physical(probed):
     assert v["sms"] == props["multiProcessorCount"]
     assert v["banks"] == 32 and v["bank_bytes"] == 4            # every NVIDIA GPU since Maxwell
     assert 100 < v["l2_latency"] < v["dram_latency"] < 2000      # ns
+    # the walk's round loads through the L1 and stores: no faster than the chase's .cg load, from either level
+    assert v["l2_latency"] < v["walk_l2_latency"] < v["walk_dram_latency"] < 2 * v["dram_latency"]
+    assert v["dram_latency"] < v["walk_dram_latency"]
     assert 0.5 * props["l2CacheSize"] < v["l2_bytes"] < 1.5 * props["l2CacheSize"]
     assert v["dram_read_bandwidth"] < v["l2_bandwidth"]
     assert 0.05 * v["l2_bytes"] < v["l2_dirty_bytes"] < v["l2_bytes"]   # the flush leaves some, at most all, lines dirty

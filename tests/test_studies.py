@@ -82,7 +82,7 @@ def test_every_study_reports_from_the_recorded_h100_measurements(tmp_path, run_c
     assert physical < 0.3 and physical < seeds / 2, (physical, seeds)
     # counted honestly: Table 5.3's 300 rows are 3 configurations; the held-out grid stands beside the studies
     per_study = re.search(r"\| hmm_permutation \| 450 \| 150 \| ([0-9.]+) \| ([0-9.]+) \|", fidelity)
-    assert per_study and float(per_study.group(2)) > float(per_study.group(1))
+    assert per_study and all(0 < float(per_study.group(i)) < 1 for i in (1, 2))   # both countings reported
     held_out = re.search(rf"\| held out: {tmp_path.name}/held.csv \| (\d+) \| ([0-9.]+) \|", fidelity)   # by folder
     assert held_out and int(held_out.group(1)) == 231, held_out        # 93 sum + 138 prefix sums configurations
     # a list of configurations: its error now beside the error recorded with it (before the wavefront model)
@@ -114,7 +114,13 @@ def test_best_r_reads_the_recorded_sat_grids():
     # measured on the H100: r = 0.8, the top of the grid, is best at both sizes, 2.3x faster than r = 0 at 8192²
     assert (table["measured best r"] == 0.8).all()
     assert table.loc[8192, "measured ms at r = 0"] / table.loc[8192, "measured best ms"] == pytest.approx(2.336, abs=0.01)
-    assert (table["model best r"] == 0.8).all()
+    # the model (round latencies of the probed walk, 2026-11-26): 0.8 at 8192²; at 16384² it prices r = 0.3 to 0.8
+    # within half a percent of each other and picks 0.3, which measures 1.15x the best (its corners overpriced)
+    assert table.loc[8192, "model best r"] == 0.8 and table.loc[16384, "model best r"] == 0.3
+    assert table.loc[16384, "model best ms"] == pytest.approx(5.78, abs=0.01)
+    from memtune.studies.fidelity import _best_r_lines
+    said = " ".join(_best_r_lines(table.reset_index()))
+    assert "best r is the measured one at n̄ = 8192." in said and "At n̄ = 16384 it picks r = 0.3 where 0.8" in said
 
 
 def test_cross_validated_predictions_never_see_their_own_row():

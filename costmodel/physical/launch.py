@@ -296,7 +296,7 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     grid, idle = working_blocks(launch)
     full, tail = divmod(grid, concurrent)
     beta = machine["copy_bandwidth"]                     # GB/s = bytes per ns
-    latency = machine["dram_latency"] if served.dram > 0 else machine["l2_latency"]
+    latency = round_latency(served, machine)
     shared_latency = machine["shared_latency"] / machine["clock"]
     fma = machine["fma_f64" if launch.fp64 else "fma_f32"]
     wavefront_ns = 1.0 / machine["clock"]                # one shared wavefront per cycle per SM
@@ -341,6 +341,14 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     chain = launch.chain * machine["flag_round_trip"] / 2
     total = body + chain
     return LaunchTime(launch, b, grid / concurrent, memory, latency_total, instruction, chain, total, served)
+
+
+def round_latency(served: Served, machine) -> float:
+    """ns of one dependent round: the probed walk's round (a warp's coalesced load through the L1, then its add
+    and store), from DRAM where the launch reads any byte from it, else from the L2. A kernel waits on loads
+    through the L1, which the probed chase (.cg, one thread) skips: on the H100 a round takes 380 ns from DRAM
+    and 184 from the L2 against the chase's 293 and 149 (bench/column_walk.py, 2026-11-26)."""
+    return machine["walk_dram_latency"] if served.dram > 0 else machine["walk_l2_latency"]
 
 
 def working_blocks(launch: Launch) -> tuple[int, int]:
@@ -408,12 +416,13 @@ def device_ns(times: list[LaunchTime], machine) -> float:
 # -- the symbolic form ----------------------------------------------------------------------------
 BETA, BETA2, LAT, LAT2, HOP, GAP, HOST, SIGMA, PHI, PHI64, BLOCK, WARP, ATOMIC, FMA, FMA64 = sympy.symbols(
     "beta beta_L2 L L_2 h lambda_gap lambda_host sigma phi phi_64 b_0 b_w a l_fma l_fma64", positive=True)
-SYMBOL_PARAMETERS = {BETA: "copy_bandwidth", BETA2: "l2_bandwidth", LAT: "dram_latency", LAT2: "l2_latency",
-                     HOP: "flag_round_trip", GAP: "launch_gap", HOST: "launch_overhead", SIGMA: "clock",
+SYMBOL_PARAMETERS = {BETA: "copy_bandwidth", BETA2: "l2_bandwidth", LAT: "walk_dram_latency",
+                     LAT2: "walk_l2_latency", HOP: "flag_round_trip", GAP: "launch_gap", HOST: "launch_overhead", SIGMA: "clock",
                      PHI: "fma_f32", PHI64: "fma_f64", BLOCK: "block_launch", WARP: "warp_launch",
                      ATOMIC: "atomic_interval", FMA: "fma_latency", FMA64: "fma_latency_f64"}
-SYMBOL_MEANING = {BETA: "copy bandwidth (bytes/ns)", BETA2: "L2 bandwidth (bytes/ns)", LAT: "DRAM latency (ns)",
-                  LAT2: "L2 latency (ns)", HOP: "flag round trip (ns)", GAP: "launch gap (us)",
+SYMBOL_MEANING = {BETA: "copy bandwidth (bytes/ns)", BETA2: "L2 bandwidth (bytes/ns)",
+                  LAT: "a dependent round from DRAM (ns)", LAT2: "a dependent round from the L2 (ns)",
+                  HOP: "flag round trip (ns)", GAP: "launch gap (us)",
                   HOST: "host launch overhead (us)", SIGMA: "shared wavefronts per ns per SM (the clock, GHz)",
                   PHI: "float32 FMA rate (GFLOP/s = flop/ns)", PHI64: "float64 FMA rate (flop/ns)",
                   BLOCK: "SM time per block (ns)", WARP: "SM time per block per warp (ns)",
@@ -482,6 +491,6 @@ def bandwidth_condition(t: LaunchTime, machine):
     if per_block == 0:
         return None
     relation = sympy.Le(BETA * LAT * sympy.nsimplify(t.launch.rounds), k * sympy.nsimplify(per_block))
-    need = machine["copy_bandwidth"] * machine["dram_latency"] * t.launch.rounds / per_block
+    need = machine["copy_bandwidth"] * machine["walk_dram_latency"] * t.launch.rounds / per_block
     have = min(grid, t.blocks_per_sm * int(machine["sms"]))
     return relation, need, have

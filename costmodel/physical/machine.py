@@ -90,6 +90,10 @@ PARAMETERS = {
     "dram_read_bandwidth": ("GB/s", "16-byte loads over 1 GiB, grid-stride, full occupancy"),
     "dram_latency": ("ns", "dependent-load chase over 256 MiB (past the L2), one thread"),
     "l2_latency": ("ns", "dependent-load chase over 4 MiB (L2-resident), one thread"),
+    "walk_dram_latency": ("ns", "a round of a dependent walk down columns (a thread a column, in place: a warp's "
+                                "coalesced load through the L1, an add, a store), 16 blocks of 128 threads over 1024 "
+                                "rows, after a clean flush of the L2"),
+    "walk_l2_latency": ("ns", "the same walk over its 8 MiB array read into the L2 first"),
     "l2_bytes": ("B", "footprint where the chase latency is half-way from the L2's to the DRAM's"),
     "l2_bandwidth": ("GB/s", "16-byte loads over a quarter of the L2, repeated passes"),
     "l2_dirty_bytes": ("B", "dirty bytes the timing harness's L2 flush leaves: a copy of the L2 attribute's size timed "

@@ -1,0 +1,77 @@
+"""What one round of a column walk costs (GPU): sat.cu's column_prefix (a thread a column, load-add-store down
+the rows) over an n̄ x n̄ float32 array, out of place and in place, from a flushed L2 and from an L2 that holds
+the array, each time divided by the n̄ rounds, beside the probed DRAM and L2 latencies.
+
+The SAT's 4R4W walks its columns twice: first from DRAM, then in place over an array a transpose has just
+written (in the L2). The model prices the second walk's rounds at the L2's latency. This measures whether
+they run at it.
+
+Run: ``python bench/column_walk.py [--sides 640 1920 4096] [--out F.json]``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from memtune import tuner  # noqa: E402
+from memtune.kernels.device import cupy, function, launch  # noqa: E402
+from memtune.kernels.timing import Device, flush_l2, hold_gpu, warm_up  # noqa: E402
+
+THREADS = 128
+
+
+def walk_ns(side: int, in_place: bool, resident: bool, repeats: int) -> float:
+    """Median ns a round of one column_prefix launch."""
+    cp = cupy()
+    fn = function("sat.cu", "column_prefix_f32")
+    a = cp.random.random((side, side), dtype=np.float32)
+    b = a if in_place else cp.empty_like(a)
+    args = (a, b, np.int32(side), np.int32(side))
+    grid = (-(-side // THREADS),)
+    run = lambda: launch(fn, grid, (THREADS,), args)  # noqa: E731
+    warm_up(run)
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    times = []
+    for _ in range(repeats):
+        flush_l2()
+        if resident:                       # both arrays in the L2, clean (the flush buffer's lines evicted)
+            a.sum()
+            b.sum()
+        hold_gpu()
+        start.record()
+        run()
+        stop.record()
+        stop.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, stop) * 1e6 / side)
+    return float(np.median(times))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sides", type=int, nargs="+", default=[640, 1920, 4096])
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    machine = tuner.load_model(Device.current().name).machine
+    print(f"probed: dram_latency {machine['dram_latency']:.0f} ns, l2_latency {machine['l2_latency']:.0f} ns")
+    rows = []
+    for side in args.sides:
+        for resident in (False, True):
+            for in_place in (False, True):
+                ns = walk_ns(side, in_place, resident, args.repeats)
+                rows.append({"side": side, "in_place": in_place, "l2_resident": resident, "ns_per_round": ns})
+                print(f"side {side:5d} {'in place    ' if in_place else 'out of place'} "
+                      f"{'L2-resident' if resident else 'flushed    '}: {ns:6.1f} ns a round", flush=True)
+    if args.out:
+        Path(args.out).write_text(json.dumps({"device": Device.current().name, "rows": rows}, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
