@@ -66,6 +66,11 @@ report("held out from the warp issue term: conv 1100^2 v3, 1800^2 v1, 2600^2 v2"
 for name in ("matmul_3240000", "sum_2500000", "sum_40000000", "prefix_sums_40000000"):
     report(f"held out from the unrolled rounds: {name}",
            scored([OFFLADDER / "after_unroll" / name / "offladder_grid.csv"], family=name.rsplit("_", 1)[0]))
+# held out from the walk's round latency (commit 138c852): five problems measured on the H100 after it
+walk_after = pd.concat([scored([path], family=path.parent.name.rsplit("_", 1)[0])
+                        for path in sorted((OFFLADDER / "walk_after").glob("*/offladder_grid.csv"))])
+report("held out from the walk's round latency: sum, prefix sums 1.2e7, transpose 2176^2, SAT 2800^2, conv 1300^2 v2",
+       walk_after, "family")
 # the H200 from its probed machine file alone: its off-ladder check of 2026-11-25 (bench/results/h200/offladder/fresh),
 # sizes no H200 record had, measured after this model's terms were chosen (its curve measured in the same call)
 H200 = HERE / "bench/results/h200/offladder/fresh"
