@@ -52,8 +52,7 @@ def launch_times(name: str, size: int, params: dict, dtype: str, case: dict, rep
         per_step.append([cp.cuda.get_elapsed_time(a, b) * 1e3 for a, b in zip(events, events[1:])])
     measured = np.median(np.array(per_step), axis=0)
     machine = tuner.load_model(Device.current().name).machine
-    gap = machine["launch_gap"] * 1e3
-    predicted = [t.total_ns / 1e3 + gap / 1e3 for t in plan_times(plan, machine)]
+    predicted = [t.total_ns / 1e3 + machine["launch_gap"] for t in plan_times(plan, machine)]   # µs
     rows, at = [], 0
     for function, group in groupby(plan.launches, key=lambda launch: launch.function):
         count = len(list(group))

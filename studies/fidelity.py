@@ -372,8 +372,8 @@ def _best_r_lines(table: pd.DataFrame) -> list[str]:
     agree = table[table["model best r"] == table["measured best r"]]["n̄"].tolist()
     apart = table[table["model best r"] != table["measured best r"]]
     said = [f"The model's best r is the measured one at n̄ = {', '.join(map(str, agree)) or 'no size'}."]
-    said += [f"At n̄ = {int(row['n̄'])} it picks r = {row['model best r']} where {row['measured best r']} measures best."
-             for _, row in apart.iterrows()]
+    said += [f"At n̄ = {int(row['n̄'])} it picks r = {row['model best r']} where {row['measured best r']} "
+             "measures best." for _, row in apart.iterrows()]
     return [markdown(table.round(3)), "", " ".join(said) + " " + _BEST_R, ""]
 
 

@@ -346,8 +346,8 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
 def round_latency(served: Served, machine) -> float:
     """ns of one dependent round: the probed walk's round (a warp's coalesced load through the L1, then its add
     and store), from DRAM where the launch reads any byte from it, else from the L2. A kernel waits on loads
-    through the L1, which the probed chase (.cg, one thread) skips: on the H100 a round takes 380 ns from DRAM
-    and 184 from the L2 against the chase's 293 and 149 (bench/column_walk.py, 2026-11-26)."""
+    through the L1, which the probed chase (.cg, one thread) skips: on the H100 a round takes 381 ns from DRAM
+    and 182 from the L2 against the chase's 293 and 149 (probed 2026-11-26; bench/column_walk.py)."""
     return machine["walk_dram_latency"] if served.dram > 0 else machine["walk_l2_latency"]
 
 
@@ -416,8 +416,8 @@ def device_ns(times: list[LaunchTime], machine) -> float:
 # -- the symbolic form ----------------------------------------------------------------------------
 BETA, BETA2, LAT, LAT2, HOP, GAP, HOST, SIGMA, PHI, PHI64, BLOCK, WARP, ATOMIC, FMA, FMA64 = sympy.symbols(
     "beta beta_L2 L L_2 h lambda_gap lambda_host sigma phi phi_64 b_0 b_w a l_fma l_fma64", positive=True)
-SYMBOL_PARAMETERS = {BETA: "copy_bandwidth", BETA2: "l2_bandwidth", LAT: "walk_dram_latency",
-                     LAT2: "walk_l2_latency", HOP: "flag_round_trip", GAP: "launch_gap", HOST: "launch_overhead", SIGMA: "clock",
+SYMBOL_PARAMETERS = {BETA: "copy_bandwidth", BETA2: "l2_bandwidth", LAT: "walk_dram_latency", LAT2: "walk_l2_latency",
+                     HOP: "flag_round_trip", GAP: "launch_gap", HOST: "launch_overhead", SIGMA: "clock",
                      PHI: "fma_f32", PHI64: "fma_f64", BLOCK: "block_launch", WARP: "warp_launch",
                      ATOMIC: "atomic_interval", FMA: "fma_latency", FMA64: "fma_latency_f64"}
 SYMBOL_MEANING = {BETA: "copy bandwidth (bytes/ns)", BETA2: "L2 bandwidth (bytes/ns)",
