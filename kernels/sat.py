@@ -118,7 +118,7 @@ class SAT(Kernel):
                 Launch(f"region_corners_{suffix(dtype)}", cdiv(tiles, 128), 128,
                        args=(Array("colc"), Array("corner"), Array("out"), *where),
                        accesses=(Access("colc", side), Access("corner", share * tiles * tiles * e, write=True)),
-                       rounds=longest, shared_wavefronts=4 * longest * W * 32, source=SOURCE),
+                       rounds=longest, shared_wavefronts=longest * W * 32, source=SOURCE),
                 Launch(f"region_tiles_{suffix(dtype)}", blocks, (W, rows),
                        args=(Array("a"), Array("out"), Array("colc"), Array("rowc"), Array("corner"), *where),
                        accesses=(Access("a", data), Access("colc", side), Access("rowc", side),
@@ -136,7 +136,8 @@ class SAT(Kernel):
             data = count * W * W * e
             edges = count * (W * e + W * 32 * 2)          # a row of 32 above; a column of 32 sectors to the left
             out.append(Launch(f"wave_tiles_{suffix(dtype)}", count, (W, rows), args=(Array("a"), Array("out"), *_int(nbar, k)),
-                              accesses=(Access("out", edges), Access("a", data), Access("out", data, write=True)),
+                              accesses=(Access("out", edges), Access("a", data, fresh=True),
+                                        Access("out", data, write=True)),
                               rounds=2 + cdiv(W, rows), shared_wavefronts=4 * W * W // 32 * max(1, e // 4),
                               shared_rounds=2 * W, source=SOURCE))
         return tuple(out)
@@ -181,7 +182,7 @@ class SAT4R1W(SAT):
             count = min(k + 1, 2 * nbar - 1 - k, nbar)      # one cell a thread; each neighbour its own sector
             out.append(Launch(f"diagonal_step_{suffix(dtype)}", cdiv(count, t), t,
                               args=(Array("a"), Array("out"), *_int(nbar, k)),
-                              accesses=(Access("a", count * 32), Access("out", 3 * count * 32),
+                              accesses=(Access("a", count * 32, fresh=True), Access("out", 3 * count * 32),
                                         Access("out", count * 32, write=True, casual=True)), rounds=1, source=SOURCE))
         return tuple(out)
 

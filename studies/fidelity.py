@@ -362,8 +362,8 @@ _BEST_R = (
     "arguments, about 5.5 us) and device gap exceed the few microseconds of latency-bound work in it, while the "
     "two 2R1W corners replace their 2√r·n̄/w diagonals by ten launches that run at bandwidth: large r wins. What "
     "keeps the corners from being free is counted too: region_corners walks a tile row per thread, and each of a "
-    "warp's 32 loads touches 32 lines (32 passes through the L1); launch by launch the model still overprices "
-    "those walks 2.3-2.7x on the H100 (bench/results/h100/diagnostics), which flattens its large-r end."
+    "warp's 32 loads touches 32 lines (32 passes through the L1, once each: the plan counted them four times, "
+    "and launch by launch the corners measured 2.3-2.7x under that, bench/results/h100/diagnostics)."
 )
 
 

@@ -243,6 +243,28 @@ def test_l2_serves_what_was_touched_while_it_fits():
     assert L.serve(casual, 1000, ecc=False)[0].dram == 320
 
 
+def test_a_fresh_part_of_a_touched_array_comes_from_dram():
+    """The 1R1W's diagonals each read tiles of ``a`` that no launch before touched: 100 of its 400 bytes a launch.
+    Marked fresh, each part is DRAM's; unmarked, the array counts as resident once its first part was read."""
+    def diagonals(fresh):
+        return L.Plan({"a": 400}, tuple(L.Launch("f", 1, 32, accesses=(L.Access("a", 100, fresh=fresh),))
+                                        for _ in range(4)))
+    assert [s.dram for s in L.serve(diagonals(True), 1000, ecc=True)] == [100, 100, 100, 100]
+    assert [s.dram for s in L.serve(diagonals(False), 1000, ecc=True)] == [100, 0, 0, 0]
+
+
+def test_the_sat_plans_read_each_diagonal_fresh_and_walk_the_corners_once():
+    from memtune.kernels.sat import W, SAT1pR1W
+
+    plan = kernels.get("sat_1pr1w").plan(1024 * 1024, "float32", {"rows": 8, "r": 0.25})
+    waves = [x for x in plan.launches if x.function == "wave_tiles_f32"]
+    assert waves and all(a.fresh for x in waves for a in x.accesses if a.array == "a")
+    ka, _ = SAT1pR1W.diagonals(1024 // W, 0.25)                  # 16 of the 32 tile diagonals in a corner
+    corners = [x for x in plan.launches if x.function == "region_corners_f32"]
+    # a thread per tile row walks the corner's longest tile line: 32 loads a tile, each touching 32 lines
+    assert ka == 16 and [x.shared_wavefronts for x in corners] == [16 * 32 * 32] * 2
+
+
 def test_blocks_past_the_work_only_start_and_exit():
     """8 blocks of 256 threads of which 2 have work (a grid clamped above a kernel's tiles): the 2 working blocks'
     time on their SMs, plus the 6 idle blocks' starts (10 ns + 8 warps x 1 ns each) spread over the toy's 2 SMs."""

@@ -114,13 +114,11 @@ def test_best_r_reads_the_recorded_sat_grids():
     # measured on the H100: r = 0.8, the top of the grid, is best at both sizes, 2.3x faster than r = 0 at 8192²
     assert (table["measured best r"] == 0.8).all()
     assert table.loc[8192, "measured ms at r = 0"] / table.loc[8192, "measured best ms"] == pytest.approx(2.336, abs=0.01)
-    # the model (round latencies of the probed walk, 2026-11-26): 0.8 at 8192²; at 16384² it prices r = 0.3 to 0.8
-    # within half a percent of each other and picks 0.3, which measures 1.15x the best (its corners overpriced)
-    assert table.loc[8192, "model best r"] == 0.8 and table.loc[16384, "model best r"] == 0.3
-    assert table.loc[16384, "model best ms"] == pytest.approx(5.78, abs=0.01)
+    assert (table["model best r"] == 0.8).all()
     from memtune.studies.fidelity import _best_r_lines
-    said = " ".join(_best_r_lines(table.reset_index()))
-    assert "best r is the measured one at n̄ = 8192." in said and "At n̄ = 16384 it picks r = 0.3 where 0.8" in said
+    assert "best r is the measured one at n̄ = 8192, 16384." in " ".join(_best_r_lines(table.reset_index()))
+    picked = table.assign(**{"model best r": [0.8, 0.3]}).reset_index()           # a pick apart is named
+    assert "At n̄ = 16384 it picks r = 0.3 where 0.8 measures best." in " ".join(_best_r_lines(picked))
 
 
 def test_cross_validated_predictions_never_see_their_own_row():

@@ -59,6 +59,8 @@ class Access:
     cached: bool = False         # re-reads that the blocks running together share through the L2
     reuse: float | None = None   # casual: L2 bytes the access touches between two touches of one sector, where
                                  # fewer than its array's (a transpose's neighbouring words come n̄ positions apart)
+    fresh: bool = False          # a part of the array that no earlier launch of the run touched (a diagonal's
+                                 # tiles): from DRAM however recently the launches before touched other parts
 
 
 # -- a launch's arguments: what the executor passes, by name and value -----------------------------
@@ -240,7 +242,7 @@ def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0,
         footprint = sum(plan.arrays.get(name, 0) for name in {a.array for a in launch.accesses})
         for a in launch.accesses:
             size = plan.arrays.get(a.array, a.bytes)
-            resident = a.array in last_touch and clock - last_touch[a.array] + size <= l2_bytes
+            resident = not a.fresh and a.array in last_touch and clock - last_touch[a.array] + size <= l2_bytes
             if a.cached or resident:
                 l2 += a.bytes
             elif a.casual and scattered and (rate := scattered(a.write, min(size, a.reuse or size))):
