@@ -71,6 +71,9 @@ walk_after = pd.concat([scored([path], family=path.parent.name.rsplit("_", 1)[0]
                         for path in sorted((OFFLADDER / "walk_after").glob("*/offladder_grid.csv"))])
 report("held out from the walk's round latency: sum, prefix sums 1.2e7, transpose 2176^2, SAT 2800^2, conv 1300^2 v2",
        walk_after, "family")
+# held out from the SAT plans' fix (commit 4233bb3): the SAT family at 3300² and 1100², measured on the H100 after it
+report("held out from the SAT plans' fix: SAT 3300^2, 1100^2",
+       scored(sorted((OFFLADDER / "sat_after").glob("*/offladder_grid.csv"))), "size")
 # the H200 from its probed machine file alone: its off-ladder check of 2026-11-25 (bench/results/h200/offladder/fresh),
 # sizes no H200 record had, measured after this model's terms were chosen (its curve measured in the same call)
 H200 = HERE / "bench/results/h200/offladder/fresh"
