@@ -3,8 +3,9 @@ the rows) over an n̄ x n̄ float32 array, out of place and in place, from a flu
 the array, each time divided by the n̄ rounds, beside the probed DRAM and L2 latencies.
 
 The SAT's 4R4W walks its columns twice: first from DRAM, then in place over an array a transpose has just
-written (in the L2). The model prices the second walk's rounds at the L2's latency. This measures whether
-they run at it.
+written (in the L2). The model priced both walks' rounds at the chase's latencies (one thread, `.cg` loads past
+the L1), and both ran about 1.3x slower; this measured why, and `memtune probe` now measures the walk's round
+itself (probe.cu's walk_columns: ``walk_dram_latency``, ``walk_l2_latency``), which it prints beside.
 
 Run: ``python bench/column_walk.py [--sides 640 1920 4096] [--out F.json]``.
 """
@@ -60,7 +61,8 @@ def main() -> None:
     parser.add_argument("--out")
     args = parser.parse_args()
     machine = tuner.load_model(Device.current().name).machine
-    print(f"probed: dram_latency {machine['dram_latency']:.0f} ns, l2_latency {machine['l2_latency']:.0f} ns")
+    print(f"probed: chase {machine['dram_latency']:.0f} / {machine['l2_latency']:.0f} ns, "
+          f"walk {machine['walk_dram_latency']:.0f} / {machine['walk_l2_latency']:.0f} ns (DRAM / L2)")
     rows = []
     for side in args.sides:
         for resident in (False, True):
