@@ -36,6 +36,11 @@ def scored(paths, on=None, family: str | None = None) -> pd.DataFrame:
     return frame
 
 
+def family_of(grid: Path) -> str:
+    """The family of an off-ladder case grid, from its folder's name (``<family>_<n>``)."""
+    return grid.parent.name.rsplit("_", 1)[0]
+
+
 def report(label: str, frame: pd.DataFrame, by: str | None = None) -> None:
     tail = [frame.groupby(by).error.median().round(3).to_dict()] if by else []
     print(f"{label}:", len(frame), "configs; median %.3f, p90 %.3f" % (frame.error.median(), frame.error.quantile(.9)),
@@ -64,11 +69,11 @@ report("held out from the warp issue term: conv 1100^2 v3, 1800^2 v1, 2600^2 v2"
        scored([OFFLADDER / f"conv_issue/conv_{s}/offladder_grid.csv" for s in (1210000, 3240000, 6760000)]), "size")
 # held out from the unrolled rounds and matmul's slice rounds (commit bab5afe): measured on the H100 after it
 for name in ("matmul_3240000", "sum_2500000", "sum_40000000", "prefix_sums_40000000"):
-    report(f"held out from the unrolled rounds: {name}",
-           scored([OFFLADDER / "after_unroll" / name / "offladder_grid.csv"], family=name.rsplit("_", 1)[0]))
+    grid = OFFLADDER / "after_unroll" / name / "offladder_grid.csv"
+    report(f"held out from the unrolled rounds: {name}", scored([grid], family=family_of(grid)))
 # held out from the walk's round latency (commit 138c852): five problems measured on the H100 after it
-walk_after = pd.concat([scored([path], family=path.parent.name.rsplit("_", 1)[0])
-                        for path in sorted((OFFLADDER / "walk_after").glob("*/offladder_grid.csv"))])
+walk_after = pd.concat([scored([grid], family=family_of(grid))
+                        for grid in sorted((OFFLADDER / "walk_after").glob("*/offladder_grid.csv"))])
 report("held out from the walk's round latency: sum, prefix sums 1.2e7, transpose 2176^2, SAT 2800^2, conv 1300^2 v2",
        walk_after, "family")
 # held out from the SAT plans' fix (commit 4233bb3): the SAT family at 3300² and 1100², measured on the H100 after it

@@ -142,7 +142,8 @@ def predicted_held_out(path: Path, model) -> pd.DataFrame:
     it has today (the first grid's matmul rows, before ``slice``) is of another kernel and is left out."""
     frame = pd.read_csv(path)
     frame = frame[(frame.status == "ok") & ~frame.kernel.str.startswith("cupy")].copy()
-    frame = frame[[_of_kernel_today(k, p) for k, p in zip(frame.kernel, frame.params)]]
+    today = {k: set(kernels.get(k).space.names) for k in frame.kernel.unique()}   # each kernel's tunables, once
+    frame = frame[[today[k] <= set(json.loads(p)) for k, p in zip(frame.kernel, frame.params)]]
     frame["dtype"] = "float32"
     predicted = pd.Series(np.nan, index=frame.index)
     for (family, size, case), rows in frame.groupby(["family", "size", "case"]):
@@ -150,11 +151,6 @@ def predicted_held_out(path: Path, model) -> pd.DataFrame:
         for i, kernel, params in zip(rows.index, rows.kernel, rows.params):
             predicted[i] = problem.candidates[kernel].predict_ms(model, json.loads(params))
     return frame.assign(predicted_ms=predicted)
-
-
-def _of_kernel_today(kernel: str, params: str) -> bool:
-    """Whether a recorded configuration names every tunable that the kernel's search space has today."""
-    return set(kernels.get(kernel).space.names) <= set(json.loads(params))
 
 
 def error_summary(label: str, errors: pd.Series, groups: pd.DataFrame) -> dict:
