@@ -284,6 +284,14 @@ def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def grid_stride(tiles: int, d: int) -> tuple[int, float]:
+    """The grid (``d`` blocks, or a block a tile where d = 0) and a working block's tiles on average: the tiles are
+    walked grid-stride, a grid past them idles the rest, and one short of them gives some blocks a tile more
+    (``Launch.working`` = tiles; the model's ``imbalance``)."""
+    grid = d or tiles
+    return grid, tiles / min(grid, tiles)
+
+
 def unrolled_rounds(loads: int) -> int:
     """Dependent global rounds of a thread's ``loads`` iterations of a loop whose trip count nvcc cannot see, each
     one load then its use in registers or shared memory: nvcc unrolls such a loop by four, so the SASS runs up to

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from ..costmodel.physical.launch import Access, Array, Launch, Plan, Scalar
-from .base import Inputs, Kernel, cdiv, cupy, dtype_of, hmm_occupancy, suffix, unrolled_rounds
+from .base import Inputs, Kernel, cdiv, cupy, dtype_of, grid_stride, hmm_occupancy, suffix, unrolled_rounds
 
 SOURCE = "conv_matmul.cu"
 GRID = (0, 1, 2, 4, 8, 16, 32, 64, 128, 132, 256, 264, 512, 528, 1024, 2048)   # 0: one block per tile
@@ -28,13 +28,6 @@ def _entry(square: bool, *sides: int) -> tuple[str, tuple]:
     return "_shaped", tuple(Scalar(v, "int32") for v in sides)
 
 
-def _grid(tiles: int, d: int) -> tuple[int, float]:
-    """The grid (``d`` blocks, or a block a tile where d = 0) and a working block's tiles, on average: the tiles are
-    walked grid-stride, and a grid past the tiles idles the rest (Launch.working)."""
-    grid = d or tiles
-    return grid, tiles / min(grid, tiles)
-
-
 def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> Plan:
     """``count`` h x w images (a square problem: n̄, n̄, 1). A tile with its halo into shared memory in one
     round; a thread's column of r outputs reads, for each of the 2v + 1 filter columns, the r + 2v inputs
@@ -48,7 +41,7 @@ def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> P
     e, size = np.dtype(dtype).itemsize, h * w * count
     p, tile, r = params["p"], params["tile"], params["r"]
     tiles = cdiv(h, tile) * cdiv(w, tile) * count
-    grid, per_block = _grid(tiles, params["d"])
+    grid, per_block = grid_stride(tiles, params["d"])
     k = 2 * v + 1
     taps, halo, columns = k * k, (tile + 2 * v) ** 2, tile * tile // r
     reads = k * (r + 2 * v) + taps          # a column's shared reads
@@ -81,7 +74,7 @@ def matmul_plan(rows: int, inner: int, cols: int, dtype: str, params: dict) -> P
     e, m, r = np.dtype(dtype).itemsize, params["m"], params["r"]
     depth = params.get("slice", 8)
     tiles = cdiv(rows, m) * cdiv(cols, m)
-    grid, per_block = _grid(tiles, params["d"])
+    grid, per_block = grid_stride(tiles, params["d"])
     threads = (m // r) ** 2
     warps = cdiv(threads, 32)
     g = min(r, 4)

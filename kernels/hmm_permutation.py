@@ -21,7 +21,7 @@ from ..costmodel import schedules
 from ..costmodel.errors import ParameterError
 from ..costmodel.physical.launch import Access, Array, Launch, Plan, Scalar
 from ..costmodel.physical.model import permutation_stages
-from .base import Inputs, Kernel, cdiv, cupy, dtype_of, inverse_on_device, suffix
+from .base import Inputs, Kernel, cdiv, cupy, dtype_of, grid_stride, inverse_on_device, suffix
 
 SOURCE = "hmm_permutation.cu"
 GRID = (0, 132, 264, 528, 1056, 2112, 4224)       # 0: one block per piece of work
@@ -143,8 +143,7 @@ def transpose_launch(dtype: str, nbar: int, rows: int, d: int, tile: int, src: s
     e = np.dtype(dtype).itemsize
     tile = fitting_tile(nbar, tile)
     tiles = (nbar // tile) ** 2
-    grid = d or tiles
-    per_block = cdiv(tiles, grid)
+    grid, per_block = grid_stride(tiles, d)
     wavefronts = 2 * tile * tile // 32 * max(1, e // 4)          # a warp's 8-byte words take two wavefronts
     steps = cdiv(tile, rows)         # the row loop runs blockDim.y apart and is not unrolled: a round each
     return Launch(f"transpose_{suffix(dtype)}_t{tile}", grid, (32, rows),

@@ -120,6 +120,34 @@ def test_launch_time_bandwidth_and_latency_bound_by_hand():
     assert float(expr) == pytest.approx(t.total_ns)
 
 
+def test_a_grid_short_of_its_tiles_waits_on_its_busiest_block():
+    """A grid-stride walk of T tiles on d < T blocks gives the first T mod d blocks a tile more; the per-block fields
+    are the average, and one wave ends with its busiest block (rounds) or its busiest SM (issue)."""
+    def ratios(grid, tiles, sms=132):
+        return L.imbalance(L.Launch("f", grid, 256, working=tiles), sms)
+
+    assert ratios(144, 144) == (1.0, 1.0) and ratios(200, 144) == (1.0, 1.0)
+    # 144 tiles on 132 blocks: 12 blocks take 2, one block an SM, so both ratios are 2 / (144 / 132)
+    assert ratios(132, 144) == pytest.approx((2 * 132 / 144, 2 * 132 / 144))
+    # 400 on 264: 136 blocks take 2; SM 0 holds blocks 0 and 132, both of them: 4 tiles against 2 x 400/264
+    assert ratios(264, 400) == pytest.approx((2 * 264 / 400, 4 / (2 * 400 / 264)))
+    # 1600 on 1024: 576 take 2; SM 0's 8 blocks 0, 132, ..., 924 hold five of those: 13 tiles against 8 x 1.5625
+    assert ratios(1024, 1600) == pytest.approx((2 / 1.5625, 13 / 12.5))
+    m = toy()
+    # two blocks on two SMs walking 3 tiles of 20 rounds: 30 rounds on average, the busiest block 40
+    walk = L.Launch("f", 2, 256, accesses=(L.Access("a", 1000),), rounds=30, working=3)
+    t = L.launch_time(walk, L.Served(1000, 0), m)
+    assert t.total_ns == pytest.approx(1000 + 40 * 100 + 100)
+    assert L.launch_time(replace(walk, working=None), L.Served(1000, 0), m).total_ns == pytest.approx(1000 + 30 * 100 + 100)
+    assert float(L.launch_expr(t, m).subs(L.symbol_values(m))) == pytest.approx(t.total_ns)
+    # the H100's 768^2 matmul (m = 64, r = 4: 144 tiles): d = 132 measured 1.67x d = 0 and d = 256 the same as it
+    from memtune.tuner.family import family_problem
+
+    model, matmul = PhysicalModel(H100), family_problem("matmul", 768 * 768, "float32").candidates["matmul_hmm"]
+    ms = {d: matmul.predict_ms(model, {"buffers": 1, "d": d, "m": 64, "r": 4, "slice": 32}) for d in (0, 132, 256)}
+    assert ms[132] > 1.3 * ms[0] and ms[256] == pytest.approx(ms[0], rel=0.01)
+
+
 def test_a_dependent_round_waits_the_probed_walk_not_the_chase():
     """A round is the probed walk's round (a load through the L1, its add and store): 130 ns from DRAM and 70 from
     the L2 here, where the chase (.cg, which skips the L1) says 100 and 50; the chase latencies are not read."""
