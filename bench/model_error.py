@@ -79,6 +79,10 @@ report("held out from the walk's round latency: sum, prefix sums 1.2e7, transpos
 # held out from the SAT plans' fix (commit 4233bb3): the SAT family at 3300² and 1100², measured on the H100 after it
 report("held out from the SAT plans' fix: SAT 3300^2, 1100^2",
        scored(sorted((OFFLADDER / "sat_after").glob("*/offladder_grid.csv"))), "size")
+# held out from the busiest block's critical path (commit 13de217): four problems measured on the H100 after it
+report("held out from the busiest block: conv 2900^2 v1, matmul 1216^2, transpose 4032^2 and 1408^2",
+       pd.concat([scored([grid], family=family_of(grid))
+                  for grid in sorted((OFFLADDER / "imbalance_after").glob("*/offladder_grid.csv"))]), "family")
 # the H200 from its probed machine file alone: its off-ladder check of 2026-11-25 (bench/results/h200/offladder/fresh),
 # sizes no H200 record had, measured after this model's terms were chosen (its curve measured in the same call)
 H200 = HERE / "bench/results/h200/offladder/fresh"
