@@ -21,6 +21,8 @@ machine file supplies the rest. Per launch:
   bandwidth *plus* a latency, the seeds' ``n/w + L`` per round;
   memory is the bound when the bytes in flight, ``k * bytes per block / rounds``, reach bandwidth x
   latency: this is the seeds' condition ``wL <= dp`` with w in bytes per ns of the whole device;
+  a grid that walks its tiles grid-stride on fewer blocks than tiles gives some blocks a tile more,
+  and such a wave waits for its busiest block's rounds and its busiest SM's issue (``imbalance``);
 * plus the look-back chain: ``chain`` one-way flag hops
   (half the measured round trip) that no wave can overlap;
 * launches queue: the run takes ``max(sum(launch + gap), launches * host overhead)``.
@@ -362,7 +364,7 @@ def imbalance(launch: Launch, sms: int) -> tuple[float, float]:
     base, heavy = divmod(tiles, blocks)
     average = tiles / blocks
     per_sm = -(-blocks // sms)
-    sm0 = per_sm * base + sum(1 for j in range(per_sm) if j * sms < heavy)
+    sm0 = per_sm * base + min(per_sm, -(-heavy // sms))      # SM 0's blocks 0, sms, 2 sms, ... below heavy
     return (base + (heavy > 0)) / average, sm0 / (per_sm * average)
 
 
