@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 
 from memtune import tuner  # noqa: E402
 from memtune.kernels.device import cupy, function, launch  # noqa: E402
-from memtune.kernels.timing import Device, flush_l2, hold_gpu, warm_up  # noqa: E402
+from memtune.kernels.timing import Device, time_call  # noqa: E402
 
 THREADS = 128
 
@@ -37,21 +37,9 @@ def walk_ns(side: int, in_place: bool, resident: bool, repeats: int) -> float:
     args = (a, b, np.int32(side), np.int32(side))
     grid = (-(-side // THREADS),)
     run = lambda: launch(fn, grid, (THREADS,), args)  # noqa: E731
-    warm_up(run)
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    times = []
-    for _ in range(repeats):
-        flush_l2()
-        if resident:                       # both arrays in the L2, clean (the flush buffer's lines evicted)
-            a.sum()
-            b.sum()
-        hold_gpu()
-        start.record()
-        run()
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop) * 1e6 / side)
-    return float(np.median(times))
+    # resident: both arrays read back into the L2 after the flush, clean (the flush buffer's lines evicted)
+    times = time_call(run, repeats, then=(lambda: (a.sum(), b.sum())) if resident else None)
+    return float(np.median(times)) * 1e6 / side
 
 
 def main() -> None:

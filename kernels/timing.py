@@ -135,10 +135,11 @@ def warm_up(run, runs: int = 3, ms: float = WARMUP_MS) -> int:
         batch *= 2
 
 
-def time_call(run, repeats: int = 20, warmup: int = 3, flush: bool = True) -> list[float]:
+def time_call(run, repeats: int = 20, warmup: int = 3, flush: bool = True, then=None) -> list[float]:
     """Each repeat's time (ms) of ``run()``, timed as every kernel is: after :func:`warm_up` (``warmup`` runs and
     WARMUP_MS of work at least), each repeat from a cold L2 (``flush``) with the GPU held busy while the host
-    prepares it, between CUDA events."""
+    prepares it, between CUDA events; ``then()``, where given, runs untimed after the flush (a read that brings
+    an array back into the L2)."""
     cp = cupy()
     start, stop = cp.cuda.Event(), cp.cuda.Event()
     warm_up(run, warmup)
@@ -146,6 +147,8 @@ def time_call(run, repeats: int = 20, warmup: int = 3, flush: bool = True) -> li
     for _ in range(repeats):
         if flush:
             flush_l2()
+        if then is not None:
+            then()
         hold_gpu()
         start.record()
         run()
