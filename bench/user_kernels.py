@@ -12,7 +12,8 @@ are replayed by ``bench/kt_simulate.py`` in Kernel Tuner's simulation mode and j
 (:data:`HELDOUT`), a random third of its feasible configurations (seed 0), into ``heldout/``; and the stencil's
 unstaged configurations once more with ``__restrict__`` pointers (``heldout/stencil2d_restrict.json``), the
 check of its plan's claim that without it a thread's points are dependent rounds. ``compare --heldout`` runs
-the comparison on those grids.
+the comparison on those grids. ``heldout --set after`` records a second such set (:data:`AFTER`, into
+``after/``) after the plans' later revisions, and ``compare --set after`` searches it.
 Run: ``python bench/user_kernels.py record --out bench/results/h100/user_kernels`` on the GPU, then
 ``python bench/user_kernels.py compare --out bench/results/h100/user_kernels [--kt kt.json]``.
 """
@@ -36,6 +37,9 @@ from replay_compare import trials_to_target  # noqa: E402   (censored at the spa
 
 EXAMPLES = {"stencil2d": stencil2d, "reduce_sum": reduction, "sgemm": gemm}
 HELDOUT = {"stencil2d": (5000, 7000), "reduce_sum": 30_000_000, "sgemm": 3072}
+# recorded after the stencil's staging rounds and the SGEMM's load rounds entered their plans (2026-11-26)
+AFTER = {"stencil2d": (6000, 4500), "reduce_sum": 50_000_000, "sgemm": 2560}
+SETS = {"heldout": HELDOUT, "after": AFTER}
 WITHIN = 1.05
 
 
@@ -55,19 +59,27 @@ def record(out: Path, iterations: int) -> None:
     shutil.copy(data_dir() / "kernel_resources.json", out / "resources.json")
 
 
-def heldout(out: Path, iterations: int) -> None:
-    """A random third of each example's configurations at its held-out size, and the restrict check."""
+def heldout(out: Path, iterations: int, held: str = "heldout") -> None:
+    """A random third of each example's configurations at the sizes of the set ``held`` (``SETS``), into the
+    folder of that name; with the first set, the restrict check."""
     import memtune
     from memtune.tuner.storage import data_dir
     from memtune.tuner.user import user_problem
 
-    folder = out / "heldout"
+    folder = out / held
     folder.mkdir(parents=True, exist_ok=True)
     for name, module in EXAMPLES.items():
-        described = module.describe(size=HELDOUT[name])
+        described = module.describe(size=SETS[held][name])
         points = user_problem(**described).points()
         third = [points[i] for i in np.random.default_rng(0).permutation(len(points))[:len(points) // 3]]
         _timed_record(name, folder / f"{name}.json", iterations, memtune, **only(described, third))
+    if held == "heldout":
+        _restrict_check(folder, iterations, memtune)
+    shutil.copy(data_dir() / "kernel_resources.json", folder / "resources.json")
+
+
+def _restrict_check(folder: Path, iterations: int, memtune) -> None:
+    """The stencil's unstaged configurations with ``__restrict__`` pointers (its plan's claim about the order)."""
     described = stencil2d.describe(size=HELDOUT["stencil2d"])
     source = described["kernel_source"].read_text()
     restricted = source.replace("float *out, const float *in", "float *__restrict__ out, const float *__restrict__ in")
@@ -75,7 +87,6 @@ def heldout(out: Path, iterations: int) -> None:
     described.update(kernel_source=restricted, restrictions=described["restrictions"] + ["use_shmem == 0"],
                      tune_params={**described["tune_params"], "block_size_y": [4, 8]})
     _timed_record("stencil2d restrict", folder / "stencil2d_restrict.json", iterations, memtune, **described)
-    shutil.copy(data_dir() / "kernel_resources.json", folder / "resources.json")
 
 
 def only(described: dict, configurations: list[dict]) -> dict:
@@ -113,22 +124,22 @@ def prediction_error(problem, grid, model) -> dict:
             "spearman": float(spearmanr(pairs[:, 0], pairs[:, 1])[0])}
 
 
-def compare(out: Path, seeds: int, kt: Path | None, held_out: bool = False) -> None:
-    """The comparison on the recorded grids (``held_out``: on the held-out grids, each example's space being
-    the third recorded there), into ``search.json`` of the grids' folder."""
+def compare(out: Path, seeds: int, kt: Path | None, held: str | None = None) -> None:
+    """The comparison on the recorded grids (``held``: on the held-out set of that name, each example's space
+    being the third recorded there), into ``search.json`` of the grids' folder."""
     from memtune.tuner import Grid, load_model
     from memtune.tuner.storage import data_dir
     from memtune.tuner.user import user_problem
 
-    folder = out / "heldout" if held_out else out
+    folder = out / held if held else out
     shutil.copy(folder / "resources.json", data_dir() / "kernel_resources.json")
     model = load_model("H100")
     joined = json.loads(kt.read_text()) if kt else {}
     rows = []
     for name, module in EXAMPLES.items():
         grid = Grid.read(folder / f"{name}.json")
-        described = module.describe(size=HELDOUT[name]) if held_out else module.describe()
-        if held_out:
+        described = module.describe(size=SETS[held][name]) if held else module.describe()
+        if held:
             described = only(described, [json.loads(p) for p in grid.frame.params])
         for variant in ("derived", "plan"):
             kwargs = dict(described) if variant == "plan" else {k: v for k, v in described.items() if k != "plan"}
@@ -158,14 +169,17 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--kt", default=None, help="bench/kt_simulate.py's output, joined into the table")
-    parser.add_argument("--heldout", action="store_true", help="compare on the held-out grids")
+    parser.add_argument("--heldout", action="store_true", help="compare on the held-out grids (--set heldout)")
+    parser.add_argument("--set", choices=tuple(SETS), default=None,
+                        help="the held-out set to record (heldout: the default) or compare on")
     args = parser.parse_args()
+    held = args.set or ("heldout" if args.heldout else None)
     if args.action == "record":
         record(Path(args.out), args.iterations)
     elif args.action == "heldout":
-        heldout(Path(args.out), args.iterations)
+        heldout(Path(args.out), args.iterations, held or "heldout")
     else:
-        compare(Path(args.out), args.seeds, Path(args.kt) if args.kt else None, args.heldout)
+        compare(Path(args.out), args.seeds, Path(args.kt) if args.kt else None, held)
 
 
 if __name__ == "__main__":

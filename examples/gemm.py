@@ -6,6 +6,7 @@ import numpy as np
 
 from memtune.costmodel.physical.launch import Access
 from memtune.costmodel.physical.shared import SharedAccess
+from memtune.kernels.base import unrolled_rounds
 
 if __package__:                          # imported as examples.<name> (the benchmarks)
     from .common import HERE, main
@@ -49,7 +50,10 @@ def describe(small: bool = False, size: int | None = None) -> dict:
         in rows of tile_k floats, whole 32-byte sectors however short), steps n / tile_k slabs, and stages each
         slab in shared memory, A's transposed (As[c][r]: the stores of a warp stride BM words, bank conflicts
         the model counts), then per k reads tile_size_y words of As and tile_size_x of Bs a thread for
-        2 tile_size_x tile_size_y flops into as many independent accumulators."""
+        2 tile_size_x tile_size_y flops into as many independent accumulators. Each slab is a round for A's
+        staging loop and one for B's (nvcc unrolls each by four, a group's loads issued before their shared
+        stores, and B's loads wait for A's stores: the SASS, sm_90), ``unrolled_rounds`` each; after the
+        first slab the lines come from the L2, where the other blocks of the row (column) brought them."""
         bm, bn, tk = p["block_size_y"] * p["tile_size_y"], p["block_size_x"] * p["tile_size_x"], p["tile_k"]
         threads, slabs = p["block_size_x"] * p["block_size_y"], n // tk
         rereads = launch.blocks * (bm * max(tk * 4, 32) / (tk * 4) + bn) * n * 4 - a.nbytes - b.nbytes
@@ -59,10 +63,12 @@ def describe(small: bool = False, size: int | None = None) -> dict:
                    for step in range(-(-tk * bn // threads))]
         operands = [SharedAccess(operand_row, (p["block_size_x"], threads), count=n * p["tile_size_y"]),
                     SharedAccess(operand_column, (p["block_size_x"], threads), count=n * p["tile_size_x"])]
+        per_slab = unrolled_rounds(-(-bm * tk // threads)) + unrolled_rounds(-(-tk * bn // threads))
         lines = slabs * (bm + tk * bn / 32 * max(1, 32 / bn))     # L1 passes of the staging loads: a line each
         return {"accesses": (Access("arg1", a.nbytes), Access("arg2", b.nbytes),
                              Access("arg1", max(rereads, 0), cached=True), Access("arg0", c.nbytes, write=True)),
-                "rounds": slabs, "shared_wavefronts": lines, "shared_accesses": tuple(stores + operands),
+                "rounds": per_slab, "l2_rounds": (slabs - 1) * per_slab,
+                "shared_wavefronts": lines, "shared_accesses": tuple(stores + operands),
                 "flops": 2.0 * bm * bn * n, "chains": p["tile_size_x"] * p["tile_size_y"]}
 
     return dict(kernel_name="sgemm", kernel_source=HERE / "gemm.cu", problem_size=(n, n),

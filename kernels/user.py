@@ -280,7 +280,7 @@ class UserKernel(Kernel):
         if isinstance(got, Launch):
             return replace(got, source=derived.source, resources=got.resources or derived.resources)
         if isinstance(got, dict):
-            allowed = {"accesses", "rounds", "shared_wavefronts", "shared_accesses", "shared_rounds", "barriers",
+            allowed = {"accesses", "rounds", "l2_rounds", "shared_wavefronts", "shared_accesses", "shared_rounds", "barriers",
                        "fma_chain", "chains", "flops", "chain", "atomics", "fp64"}
             unknown = sorted(set(got) - allowed)
             if unknown:

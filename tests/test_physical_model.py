@@ -194,6 +194,16 @@ def test_an_fma_chain_waits_the_probed_latency_and_the_convolution_counts_its_ta
     assert (single.rounds, single.shared_rounds, single.barriers) == (16, 32, 32)
 
 
+def test_rounds_whose_lines_other_blocks_brought_wait_the_l2s_walk():
+    """``l2_rounds`` (a tile that many blocks re-read) each wait the L2's walk, whatever the launch reads from DRAM."""
+    m = toy(walk_dram_latency=130.0, walk_l2_latency=70.0)
+    small = L.Launch("f", 2, 256, accesses=(L.Access("a", 1000),), rounds=10, l2_rounds=40)
+    t = L.launch_time(small, L.Served(1000, 0), m)
+    # one wave: bytes + 10 DRAM rounds + 40 L2 rounds + the drain's round (DRAM: the launch reads DRAM bytes)
+    assert t.total_ns == pytest.approx(1000 + 10 * 130 + 40 * 70 + 130)
+    assert float(L.launch_expr(t, m).subs(L.symbol_values(m))) == pytest.approx(t.total_ns)
+
+
 def test_a_loop_nvcc_unrolls_by_four_waits_a_round_a_four_loads():
     from memtune.kernels import get
     from memtune.kernels.base import unrolled_rounds

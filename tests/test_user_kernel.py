@@ -288,10 +288,12 @@ def test_the_sgemm_examples_plan_counts_its_staging_and_operands_at_hand_compute
     operands = 512 * (8 + 8) * 8
     lines = 16 * (128 + 32 * 128 / 32)
     assert launch_wavefronts(launch, load_model("H100").machine) == stores + operands + lines == 137216
-    assert launch.rounds == 16 and launch.flops == 2 * 128 * 128 * 512
+    # a slab: A's 128 x 32 and B's 32 x 128 floats, 16 loads a thread each, nvcc's unroll by four: 4 + 4 rounds,
+    # the first slab's from DRAM, the other 15 slabs' from the L2
+    assert (launch.rounds, launch.l2_rounds) == (8, 15 * 8) and launch.flops == 2 * 128 * 128 * 512
 
 
-def test_the_stencil_examples_plan_makes_each_unstaged_point_a_round():
+def test_the_stencil_examples_plan_makes_each_unstaged_point_and_each_staged_row_a_round():
     stencil = _examples().stencil2d
     problem = user_problem(**stencil.describe(size=(640, 480)))
     base = {"block_size_x": 32, "block_size_y": 4, "tile_size_x": 4, "tile_size_y": 2}
@@ -299,5 +301,7 @@ def test_the_stencil_examples_plan_makes_each_unstaged_point_a_round():
     def launch(**over):
         return problem.kernel.launch_plan(problem.size, problem.dtype, {**base, **over}, problem.case).launches[0]
 
-    assert launch(use_shmem=0).rounds == 8 and launch(use_shmem=1).rounds == 2
+    # staged: the tile's 4 x 2 + 2 rows, block_size_y = 4 of them a round: 3 rounds
+    assert launch(use_shmem=0).rounds == 8 and launch(use_shmem=1).rounds == 3
+    assert launch(use_shmem=1, tile_size_y=8).rounds == 9                     # (4 x 8 + 2) / 4, rounded up
     assert launch(use_shmem=0).grid_shape == (5, 60, 1)           # 640 / (32 x 4), 480 / (4 x 2)

@@ -110,6 +110,8 @@ class Launch:
     args: tuple = ()                 # Array, Scalar, HostValue: the call's arguments in order
     accesses: tuple[Access, ...] = ()
     rounds: float = 1.0              # dependent global rounds of one block over its life
+    l2_rounds: float = 0.0           # more of them, whose lines other blocks brought into the L2 first (a tile
+                                     # many blocks re-read): each at the L2's round latency
     shared_wavefronts: float = 0.0   # per block: passes through the SM's L1/shared data path (bank-conflict
                                      # stages, and one per distinct line of an uncoalesced global access)
     shared_accesses: tuple = ()      # per block: SharedAccess patterns, counted in wavefronts at the machine's
@@ -313,7 +315,8 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     # also holds its warps' share of them: what few warps cannot hide
     warp_issue = (launch.flops / launch.warps / warp_flops(launch.fp64, machine)
                   + wavefronts / launch.warps) * issue_cycles(launch, machine) / machine["clock"]
-    wait = launch.rounds * latency + launch.shared_rounds * shared_latency + fma_chain_ns(launch, machine)
+    wait = (launch.rounds * latency + launch.l2_rounds * machine["walk_l2_latency"]
+            + launch.shared_rounds * shared_latency + fma_chain_ns(launch, machine))
     drain = launch_drain_cycles(launch, machine) / machine["clock"]
     lat = wait + drain + warp_issue
 
@@ -470,7 +473,7 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
     lat_sym = LAT if t.served.dram > 0 else LAT2
     shared_lat = sympy.nsimplify(launch.shared_rounds * machine["shared_latency"]) / SIGMA
     fma_lat = sympy.nsimplify(launch.fma_chain) * (FMA64 if launch.fp64 else FMA) / SIGMA
-    wait = sympy.nsimplify(launch.rounds) * lat_sym + shared_lat + fma_lat
+    wait = sympy.nsimplify(launch.rounds) * lat_sym + sympy.nsimplify(launch.l2_rounds) * LAT2 + shared_lat + fma_lat
     drain = sympy.nsimplify(launch_drain_cycles(launch, machine)) / SIGMA
     phi = PHI64 if launch.fp64 else PHI
     per_warp_flops = WARP_LANES * 2 * (PHI64 / PHI if launch.fp64 else 1)
