@@ -515,6 +515,23 @@ def test_a_scattered_access_runs_at_the_probed_rate_of_its_footprint():
     assert t.memory_ns == pytest.approx(400 / 1.0 + 100 / 1.5)    # the streamed bytes, then the scattered sectors
 
 
+def test_a_wave_waits_its_latency_on_its_streamed_bytes_not_on_its_probed_scattered_time():
+    """The scattered rate is a whole probe kernel's time (its waves' latency in it): a wave takes the larger of its
+    streamed bytes plus its rounds' latency and its streamed bytes plus its scattered time, not all three."""
+    m = toy()
+    gather = L.Launch("f", 128, 32, accesses=(L.Access("a", 12800),), rounds=1)   # 32 blocks an SM: 2 waves
+    scattered = L.launch_time(gather, L.Served(12800, 0, 0, 20000), m)
+    few = L.launch_time(gather, L.Served(12800, 0, 0, 100), m)
+    streamed = L.launch_time(gather, L.Served(12800, 0), m)
+    # a wave: 64 blocks' 6400 bytes at 1 byte/ns, their scattered 10000 (50) ns, a round of 100 ns; + the drain
+    assert scattered.total_ns == pytest.approx(2 * (6400 + 10000) + 100)
+    assert few.total_ns == streamed.total_ns == pytest.approx(2 * (6400 + 100) + 100)
+    one = L.launch_time(replace(gather, grid=64), L.Served(6400, 0, 0, 10000), m)            # one wave
+    assert one.total_ns == pytest.approx(6400 + 10000 + 100)
+    for t in (scattered, few, one):
+        assert float(L.launch_expr(t, m).subs(L.symbol_values(m))) == pytest.approx(t.total_ns)
+
+
 def test_a_gather_reads_a_sector_once_for_its_block_and_a_scatter_writes_it_per_warp():
     from memtune.kernels.hmm_permutation import Designated
 

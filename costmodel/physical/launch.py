@@ -320,33 +320,39 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     drain = launch_drain_cycles(launch, machine) / machine["clock"]
     lat = wait + drain + warp_issue
 
-    def wave(k: int) -> tuple[float, float, float]:
-        """(memory, instructions, drawn) of a wave of k blocks: its bytes at the device's bandwidth; the SMs'
-        issue work; its bytes at the bandwidth that min(k, sms) SMs draw (an SM keeps a bounded number of bytes
-        in flight, so a grid on few SMs cannot draw the whole memory system however long it waits)."""
-        mem = k * (per_block_dram / beta + per_block_l2 / machine["l2_bandwidth"] + per_block_scattered)
+    def wave(k: int) -> tuple[float, float, float, float]:
+        """(memory, instructions, drawn, streamed) of a wave of k blocks: its bytes at the device's bandwidth and
+        its scattered sectors at the probed rate; the SMs' issue work; its memory at the bandwidth that
+        min(k, sms) SMs draw (an SM keeps a bounded number of bytes in flight, so a grid on few SMs cannot draw
+        the whole memory system however long it waits); its streamed bytes alone. A wave waits its rounds'
+        latency on top of its streamed bytes only: the scattered rate was probed as a whole kernel's time, waves,
+        rounds and drain included, so it holds the latency its sectors wait (the gathers measure flat across
+        elements a thread, 1 to 8, where adding a latency a wave made one element 1.2-1.4x slower)."""
+        streamed = k * (per_block_dram / beta + per_block_l2 / machine["l2_bandwidth"])
+        mem = streamed + k * per_block_scattered
         per_sm = -(-k // sms)
         busy = min(k, sms) / sms
         inst = per_sm * wavefronts * wavefront_ns + k * launch.flops / (fma * busy)
-        return mem, max(inst, per_sm * block_ns), mem / machine.bandwidth_share(min(k, sms))
+        return mem, max(inst, per_sm * block_ns), mem / machine.bandwidth_share(min(k, sms)), streamed
 
-    waves = [(c, *wave(k)) for c, k in ((full, concurrent), (1, tail)) if c and k]   # (count, memory, instructions, drawn)
-    memory = sum(c * max(mem, drawn) for c, mem, _, drawn in waves)
-    instruction = sum(c * inst for c, _, inst, _ in waves)
+    waves = [(c, *wave(k)) for c, k in ((full, concurrent), (1, tail)) if c and k]   # (count, *wave(k))
+    memory = sum(c * max(mem, drawn) for c, mem, _, drawn, _ in waves)
+    instruction = sum(c * inst for c, _, inst, _, _ in waves)
     latency_total = sum(c for c, *_ in waves) * lat
     if len(waves) == 1 and waves[0][0] == 1:
         # one wave: its blocks start together and walk their rounds in step, so each round costs its
         # bytes at bandwidth plus a latency (the seeds' n/w + L per round); a barrier's drain idles the SM
         # unless another block it holds fills it (fewer than b where the grid is small)
-        _, mem, inst, drawn = waves[0]
+        _, mem, inst, drawn, streamed = waves[0]
         block_ratio, sm_ratio = imbalance(launch, sms)
-        body = max(mem + lat * block_ratio, drawn,
+        body = max(streamed + lat * block_ratio, mem, drawn,
                    (inst + wait / b + drain / min(b, -(-grid // sms))) * sm_ratio) + latency
     else:
         # several waves: a request waits its latency behind the bytes queued before it (the additive
         # n/w + L of a round, which Little's law turns into bandwidth once enough bytes are in flight);
         # while one of the SM's b blocks waits on its dependent rounds, its share of the issue slots idles
-        body = sum(c * max(mem + lat, drawn, inst + (wait + drain) / b) for c, mem, inst, drawn in waves) + latency
+        body = sum(c * max(streamed + lat, mem, drawn, inst + (wait + drain) / b)
+                   for c, mem, inst, drawn, streamed in waves) + latency
     body = max(body, grid * launch.atomics * machine["atomic_interval"]) + idle / sms * block_ns
     chain = launch.chain * machine["flag_round_trip"] / 2
     total = body + chain
@@ -487,22 +493,22 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
 
     def wave(k):
         per_sm = -(-k // sms)
-        mem = (sympy.nsimplify(k * t.served.dram_moved / grid) / BETA + sympy.nsimplify(k * t.served.l2 / grid) / BETA2
-               + sympy.Float(k * t.served.scattered_ns / grid))     # at the probed scattered rate, a curve
+        streamed = sympy.nsimplify(k * t.served.dram_moved / grid) / BETA + sympy.nsimplify(k * t.served.l2 / grid) / BETA2
+        mem = streamed + sympy.Float(k * t.served.scattered_ns / grid)     # at the probed scattered rate, a curve
         inst = sympy.nsimplify(per_sm * wavefronts) / SIGMA + \
             sympy.nsimplify(k * launch.flops * sms / min(k, sms)) / phi
         share = machine.bandwidth_share(min(k, sms))
-        return mem, sympy.Max(inst, per_sm * block), mem / sympy.Float(share) if share < 1 else mem
+        return mem, sympy.Max(inst, per_sm * block), mem / sympy.Float(share) if share < 1 else mem, streamed
 
     if full + (1 if tail else 0) == 1:
-        mem, inst, drawn = wave(min(grid, concurrent))
+        mem, inst, drawn, streamed = wave(min(grid, concurrent))
         block_ratio, sm_ratio = (sympy.nsimplify(x) for x in imbalance(launch, sms))
-        body = sympy.Max(mem + lat * block_ratio, drawn,
+        body = sympy.Max(streamed + lat * block_ratio, mem, drawn,
                          (inst + wait / b + drain / min(b, -(-grid // sms))) * sm_ratio) + lat_sym
     else:
         waves = [(c, *wave(k)) for c, k in ((full, concurrent), (1 if tail else 0, tail)) if c]
-        body = sum((c * sympy.Max(mem + lat, drawn, inst + (wait + drain) / b) for c, mem, inst, drawn in waves),
-                   sympy.Integer(0)) + lat_sym
+        body = sum((c * sympy.Max(streamed + lat, mem, drawn, inst + (wait + drain) / b)
+                    for c, mem, inst, drawn, streamed in waves), sympy.Integer(0)) + lat_sym
     if launch.atomics:
         body = sympy.Max(body, sympy.nsimplify(grid * launch.atomics) * ATOMIC)
     if idle:
