@@ -83,6 +83,14 @@ report("held out from the SAT plans' fix: SAT 3300^2, 1100^2",
 report("held out from the busiest block: conv 2900^2 v1, matmul 1216^2, transpose 4032^2 and 1408^2",
        pd.concat([scored([grid], family=family_of(grid))
                   for grid in sorted((OFFLADDER / "imbalance_after").glob("*/offladder_grid.csv"))]), "family")
+# held out from the scattered sectors' latency (commit 58b95cf): permutations at eight sizes recorded on the H100 at
+# bf94f80, before it (perm_fresh); and fourteen problems of seven families recorded after it, each with the lookup's
+# answer written first (lookup_after)
+report("permutations recorded before the scattered sectors' latency (perm_fresh)",
+       scored(sorted((OFFLADDER / "perm_fresh").glob("*/offladder_grid.csv"))), "kernel")
+report("held out from the scattered sectors' latency: seven families, 14 problems (lookup_after)",
+       pd.concat([scored([grid], family=family_of(grid))
+                  for grid in sorted((OFFLADDER / "lookup_after").glob("*/offladder_grid.csv"))]), "family")
 # the H200 from its probed machine file alone: its off-ladder check of 2026-11-25 (bench/results/h200/offladder/fresh),
 # sizes no H200 record had, measured after this model's terms were chosen (its curve measured in the same call)
 H200 = HERE / "bench/results/h200/offladder/fresh"
