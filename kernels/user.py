@@ -280,8 +280,8 @@ class UserKernel(Kernel):
         if isinstance(got, Launch):
             return replace(got, source=derived.source, resources=got.resources or derived.resources)
         if isinstance(got, dict):
-            allowed = {"accesses", "rounds", "l2_rounds", "shared_wavefronts", "shared_accesses", "shared_rounds", "barriers",
-                       "fma_chain", "chains", "flops", "chain", "atomics", "fp64"}
+            allowed = {"accesses", "rounds", "l2_rounds", "shared_wavefronts", "shared_accesses", "shared_rounds",
+                       "barriers", "fma_chain", "chains", "flops", "chain", "atomics", "fp64"}
             unknown = sorted(set(got) - allowed)
             if unknown:
                 raise ParameterError("plan", f"returned unknown launch fields {unknown}; it may set {sorted(allowed)}")

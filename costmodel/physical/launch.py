@@ -11,12 +11,15 @@ machine file supplies the rest. Per launch:
   warp in units of 256) and the shared memory (plus the runtime's reserved bytes) of one block;
   ``C = b * sms`` blocks run at once, in ``waves = grid / C`` (the last one partial);
 * one wave of ``k`` blocks takes the longest of
-  - memory: its DRAM bytes over the copy bandwidth plus its L2 bytes over the L2 bandwidth,
+  - memory: its DRAM bytes over the copy bandwidth plus its L2 bytes over the L2 bandwidth, plus its scattered
+    sectors at the probed rate (a whole probe kernel's time, so no latency is added to it),
   - latency: ``rounds`` dependent global rounds of one block, each a DRAM (or L2) latency, and its
     dependent shared rounds at the shared latency,
   - the SM's instruction work: shared wavefronts (one per cycle per SM) plus fused multiply-adds at
     the measured rate, on the ``k / sms`` blocks each SM holds;
-  with one latency more to drain the launch. A launch of one wave (a persistent grid) is different:
+  with one latency more to drain the launch; a wave's rounds wait on top of its streamed bytes (a block's
+  ``rounds`` at the DRAM's or the L2's walk latency, its ``l2_rounds``, lines other blocks brought in, at the
+  L2's). A launch of one wave (a persistent grid) is different:
   its blocks start together and walk their rounds in step, so every round costs its bytes at
   bandwidth *plus* a latency, the seeds' ``n/w + L`` per round;
   memory is the bound when the bytes in flight, ``k * bytes per block / rounds``, reach bandwidth x
@@ -493,7 +496,8 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
 
     def wave(k):
         per_sm = -(-k // sms)
-        streamed = sympy.nsimplify(k * t.served.dram_moved / grid) / BETA + sympy.nsimplify(k * t.served.l2 / grid) / BETA2
+        streamed = (sympy.nsimplify(k * t.served.dram_moved / grid) / BETA
+                    + sympy.nsimplify(k * t.served.l2 / grid) / BETA2)
         mem = streamed + sympy.Float(k * t.served.scattered_ns / grid)     # at the probed scattered rate, a curve
         inst = sympy.nsimplify(per_sm * wavefronts) / SIGMA + \
             sympy.nsimplify(k * launch.flops * sms / min(k, sms)) / phi
