@@ -330,7 +330,7 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
         the whole memory system however long it waits); its streamed bytes alone. A wave waits its rounds'
         latency on top of its streamed bytes only: the scattered rate was probed as a whole kernel's time, waves,
         rounds and drain included, so it holds the latency its sectors wait (the gathers measure flat across
-        elements a thread, 1 to 8, where adding a latency a wave made one element 1.2-1.4x slower)."""
+        elements a thread, 1 to 8, where adding a latency a wave priced one element 1.1-1.2x eight's, 1.4x its time)."""
         streamed = k * (per_block_dram / beta + per_block_l2 / machine["l2_bandwidth"])
         mem = streamed + k * per_block_scattered
         per_sm = -(-k // sms)
