@@ -41,6 +41,11 @@ def family_of(grid: Path) -> str:
     return grid.parent.name.rsplit("_", 1)[0]
 
 
+def cases(folder: Path) -> pd.DataFrame:
+    """Every case grid of an off-ladder folder (``<family>_<n>/offladder_grid.csv``), each scored as its family."""
+    return pd.concat([scored([grid], family=family_of(grid)) for grid in sorted(folder.glob("*/offladder_grid.csv"))])
+
+
 def report(label: str, frame: pd.DataFrame, by: str | None = None) -> None:
     tail = [frame.groupby(by).error.median().round(3).to_dict()] if by else []
     print(f"{label}:", len(frame), "configs; median %.3f, p90 %.3f" % (frame.error.median(), frame.error.quantile(.9)),
@@ -72,25 +77,21 @@ for name in ("matmul_3240000", "sum_2500000", "sum_40000000", "prefix_sums_40000
     grid = OFFLADDER / "after_unroll" / name / "offladder_grid.csv"
     report(f"held out from the unrolled rounds: {name}", scored([grid], family=family_of(grid)))
 # held out from the walk's round latency (commit 138c852): five problems measured on the H100 after it
-walk_after = pd.concat([scored([grid], family=family_of(grid))
-                        for grid in sorted((OFFLADDER / "walk_after").glob("*/offladder_grid.csv"))])
 report("held out from the walk's round latency: sum, prefix sums 1.2e7, transpose 2176^2, SAT 2800^2, conv 1300^2 v2",
-       walk_after, "family")
+       cases(OFFLADDER / "walk_after"), "family")
 # held out from the SAT plans' fix (commit 4233bb3): the SAT family at 3300² and 1100², measured on the H100 after it
 report("held out from the SAT plans' fix: SAT 3300^2, 1100^2",
        scored(sorted((OFFLADDER / "sat_after").glob("*/offladder_grid.csv"))), "size")
 # held out from the busiest block's critical path (commit 13de217): four problems measured on the H100 after it
 report("held out from the busiest block: conv 2900^2 v1, matmul 1216^2, transpose 4032^2 and 1408^2",
-       pd.concat([scored([grid], family=family_of(grid))
-                  for grid in sorted((OFFLADDER / "imbalance_after").glob("*/offladder_grid.csv"))]), "family")
+       cases(OFFLADDER / "imbalance_after"), "family")
 # held out from the scattered sectors' latency (commit 58b95cf): permutations at eight sizes recorded on the H100 at
 # bf94f80, before it (perm_fresh); and fourteen problems of seven families recorded after it, each with the lookup's
 # answer written first (lookup_after)
 report("permutations recorded before the scattered sectors' latency (perm_fresh)",
        scored(sorted((OFFLADDER / "perm_fresh").glob("*/offladder_grid.csv"))), "kernel")
 report("held out from the scattered sectors' latency: seven families, 14 problems (lookup_after)",
-       pd.concat([scored([grid], family=family_of(grid))
-                  for grid in sorted((OFFLADDER / "lookup_after").glob("*/offladder_grid.csv"))]), "family")
+       cases(OFFLADDER / "lookup_after"), "family")
 # the H200 from its probed machine file alone: its off-ladder check of 2026-11-25 (bench/results/h200/offladder/fresh),
 # sizes no H200 record had, measured after this model's terms were chosen (its curve measured in the same call)
 H200 = HERE / "bench/results/h200/offladder/fresh"

@@ -57,13 +57,12 @@ def describe(small: bool = False, size: int | None = None) -> dict:
         bm, bn, tk = p["block_size_y"] * p["tile_size_y"], p["block_size_x"] * p["tile_size_x"], p["tile_k"]
         threads, slabs = p["block_size_x"] * p["block_size_y"], n // tk
         rereads = launch.blocks * (bm * max(tk * 4, 32) / (tk * 4) + bn) * n * 4 - a.nbytes - b.nbytes
-        stores = [SharedAccess(staged_store, (threads, bm, tk, True, step), count=slabs)
-                  for step in range(-(-bm * tk // threads))]
-        stores += [SharedAccess(staged_store, (threads, tk, bn, False, step), count=slabs)
-                   for step in range(-(-tk * bn // threads))]
+        a_steps, b_steps = -(-bm * tk // threads), -(-tk * bn // threads)    # a thread's staging loop of each slab
+        stores = [SharedAccess(staged_store, (threads, bm, tk, True, step), count=slabs) for step in range(a_steps)]
+        stores += [SharedAccess(staged_store, (threads, tk, bn, False, step), count=slabs) for step in range(b_steps)]
         operands = [SharedAccess(operand_row, (p["block_size_x"], threads), count=n * p["tile_size_y"]),
                     SharedAccess(operand_column, (p["block_size_x"], threads), count=n * p["tile_size_x"])]
-        per_slab = unrolled_rounds(-(-bm * tk // threads)) + unrolled_rounds(-(-tk * bn // threads))
+        per_slab = unrolled_rounds(a_steps) + unrolled_rounds(b_steps)
         lines = slabs * (bm + tk * bn / 32 * max(1, 32 / bn))     # L1 passes of the staging loads: a line each
         return {"accesses": (Access("arg1", a.nbytes), Access("arg2", b.nbytes),
                              Access("arg1", max(rereads, 0), cached=True), Access("arg0", c.nbytes, write=True)),
