@@ -309,6 +309,37 @@ def test_between_recorded_sizes_the_answer_is_interpolated_at_the_asked_size(dat
     assert beyond.source == "interpolated" and beyond.between == (1 << 28, 1 << 29)
 
 
+def test_between_recorded_sizes_the_nearer_neighbour_speaks_for_the_asked_size():
+    """The same configurations measured at 2^20 and 2^22, the bucketed permutation 4x faster than the designated
+    one against the model at 2^20 and 4x slower at 2^22, against the model's own ranking at both: 5 % below 2^22
+    the answer is the designated permutation, 10 % above 2^20 the bucketed one (pooled alike, the two sizes'
+    residuals would cancel and leave the model's answers, the other way round)."""
+    from memtune.tuner.interpolate import _weights
+
+    assert np.allclose(_weights([1 << 20, 1 << 22, 1 << 22], 1 << 21), [0.5, 0.5, 0.5])
+    assert np.allclose(_weights([1 << 20, 1 << 22], 3 << 20), [1 - math.log(3) / math.log(4), math.log(3) / math.log(4)])
+    assert np.allclose(_weights([1 << 20, 1 << 22], 1 << 23), [1.0, 1.0])          # both below: alike
+    model, below, above = tuner.load_model(H100), 1 << 20, 1 << 22
+    wins = {below: "hmm_bucketed_permutation", above: "hmm_permutation_s_designated"}
+    table, tops = tuner.LookupTable(), {}
+    for size in (above, below):
+        fp = family_problem("permutation", size, perm="random")
+        for name, member in fp.candidates.items():
+            if member.kernel.peer:
+                tops[name], ms = {}, 1.0
+            else:
+                tops.setdefault(name, min(member.points(), key=lambda p: member.predict_ms(model, p)))
+                ms = member.predict_ms(model, tops[name]) * (0.5 if wins[size] == name else 2.0)
+            table.record(device=H100, kernel=name, dtype="float32", size=size, case=member.case, params=tops[name],
+                         median_ms=ms, best_of=4, space=9, thorough=True)
+        table.record(device=H100, kernel="permutation", dtype="float32", size=size, case={"perm": "random"},
+                     params={"algorithm": wins[size], **tops[wins[size]]}, median_ms=0.01, best_of=4, space=9,
+                     thorough=True)
+    for size, want in ((2000 ** 2, wins[above]), (1100 ** 2, wins[below])):
+        answer = tuner.lookup(family_problem("permutation", size, perm="random"), table, model, H100, shipped=False)
+        assert (answer.source, answer.between, answer.params["algorithm"]) == ("interpolated", (below, above), want)
+
+
 def test_an_unknown_gpu_gets_the_nearest_machine_with_one_warning(run_cli, data_dir):
     from memtune.tuner.model import DeviceWarning
 

@@ -170,18 +170,32 @@ def _predict_at(problem, model, kernel: str, size: int, own: dict) -> float:
 
 
 def _correction(problem, model, measured: list[Measured]) -> _Learned | None:
-    points, y = [], []
+    points, y, sizes = [], [], []
     for m in measured:
         own = json.loads(m.params)
         predicted = _predict_at(problem, model, m.kernel, m.size, own)
         if math.isfinite(predicted) and predicted > 0 and m.ms > 0:
             points.append(_features(problem, _readable(problem, m.kernel, own)))
             y.append(math.log(m.ms / predicted))
+            sizes.append(m.size)
     if not points:
         return None
     indicators = Indicators.of(points)
-    beta, _ = posterior(indicators.matrix(points), np.array(y))
+    root = np.sqrt(_weights(sizes, problem.size))
+    beta, _ = posterior(indicators.matrix(points) * root[:, None], np.array(y) * root)
     return _Learned(indicators, beta)
+
+
+def _weights(sizes: list[int], size: int) -> np.ndarray:
+    """Each measurement's weight in the correction: between a recorded size below and one above, the linear
+    interpolation's in log size (a neighbour 5 % away speaks for the asked size, one 4x away hardly: what
+    decides between algorithms moves with the size, a partial wave of blocks or the L2's reach); with both
+    neighbours on one side, alike."""
+    logs = np.log(np.asarray(sizes, dtype=float))
+    low, high, at = logs.min(), logs.max(), math.log(size)
+    if not low < at < high:
+        return np.ones(len(logs))
+    return np.where(logs < at, high - at, at - low) / (high - low)
 
 
 def _estimate(problem, model, readable: dict, learned: _Learned | None, measured: list[Measured]) -> float:
