@@ -5,8 +5,9 @@ The candidates are every configuration measured at the neighbouring recorded siz
 rows and, where the table keeps them, all its trials) and the model's best few configurations of
 each algorithm at the asked size. The correction is the tuner's (:mod:`.correction`): a regression of
 log(measured / predicted) at the neighbours on the configurations' (parameter, value) indicators,
-taken at its posterior mean. A CuPy operation, which the model cannot predict, is estimated from its
-own measured times at the neighbours, straight in log time against log size.
+taken at its posterior mean, each measurement weighed by its size's nearness to the asked one
+(:func:`_weights`). A CuPy operation, which the model cannot predict, is estimated from its own
+measured times at the neighbours, straight in log time against log size.
 """
 from __future__ import annotations
 
