@@ -33,3 +33,17 @@ def test_merge_rows_replaces_one_devices_rows_of_the_kernels_where_they_stood(tm
         got = list(csv.reader(f))
     assert got == [head, ["H100", "sat", "1"], ["H100", "conv", "0.5"], ["H100", "conv_hmm", "0.6"],
                    ["H100", "matmul", "4"], ["H200", "conv", "5"]]    # the other device's row and kernels stay
+
+
+def test_merge_rows_by_points_replaces_only_the_points_the_build_holds(tmp_path):
+    merge = _load("merge_rows")
+    head = ["device", "kernel", "dtype", "size", "case", "median_ms"]
+    table, build = tmp_path / "t.csv", tmp_path / "b.csv"
+    _write(table, [head, ["H100", "sum", "float32", "1024", "{}", "1"], ["H100", "sum", "float32", "4096", "{}", "2"],
+                   ["H100", "sum", "float64", "1024", "{}", "3"], ["H100", "prefix_sums", "float32", "1024", "{}", "4"]])
+    _write(build, [head, ["H100", "sum", "float32", "1024", "{}", "0.5"], ["H100", "prefix_sums", "float32", "1024", "{}", "0.7"]])
+    assert merge.replace_rows(table, build, {"sum"}, points=True) == 1
+    with open(table, newline="") as f:
+        got = list(csv.reader(f))
+    assert got == [head, ["H100", "sum", "float32", "1024", "{}", "0.5"], ["H100", "sum", "float32", "4096", "{}", "2"],
+                   ["H100", "sum", "float64", "1024", "{}", "3"], ["H100", "prefix_sums", "float32", "1024", "{}", "4"]]
