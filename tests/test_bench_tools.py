@@ -47,3 +47,20 @@ def test_merge_rows_by_points_replaces_only_the_points_the_build_holds(tmp_path)
         got = list(csv.reader(f))
     assert got == [head, ["H100", "sum", "float32", "1024", "{}", "0.5"], ["H100", "sum", "float32", "4096", "{}", "2"],
                    ["H100", "sum", "float64", "1024", "{}", "3"], ["H100", "prefix_sums", "float32", "1024", "{}", "4"]]
+
+
+def test_build_repeat_times_the_first_builds_answer_in_the_second_build():
+    import pandas as pd
+
+    from memtune import tuner
+
+    repeat = _load("build_repeat")
+    first, second = tuner.LookupTable(), tuner.LookupTable()
+    for table, winner, times in ((first, 132, {132: 1.0, 264: 1.02}), (second, 264, {132: 1.08, 264: 0.9})):
+        table.record(device="H100 X", kernel="sum", dtype="float32", size=4096, case={},
+                     params={"algorithm": "sum_single_pass", "d": winner, "threads": 256}, median_ms=times[winner])
+        table.trials = pd.DataFrame([dict(device="H100 X", kernel="sum_single_pass", dtype="float32", size=4096,
+                                          case="{}", params=f'{{"d": {d}, "threads": 256}}', median_ms=ms)
+                                     for d, ms in times.items()])
+    (row,) = repeat.agreement(first, second, "H100")
+    assert (row["same"], round(row["ratio"], 6), round(row["best_ratio"], 6)) == (False, 1.2, 0.9)
