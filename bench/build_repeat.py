@@ -16,28 +16,25 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memtune.tuner.family import ALGORITHM, family_problem  # noqa: E402
+from memtune.tuner.ladder import LADDER  # noqa: E402
 from memtune.tuner.lookup_table import LookupTable, device_matches  # noqa: E402
-
-FAMILIES = ("permutation", "sum", "prefix_sums", "sat", "transpose", "conv", "matmul")
 
 
 def agreement(first: LookupTable, second: LookupTable, device: str) -> list[dict]:
     """Per shared family point: the first build's answer timed in the second build, over the second's best."""
-    mine = [f[f.kernel.isin(FAMILIES) & f.device.map(lambda d: device_matches(device, d))]
+    mine = [f[f.kernel.isin(LADDER) & f.device.map(lambda d: device_matches(device, d))]
             for f in (first.frame, second.frame)]
     shared = mine[0].merge(mine[1], on=["kernel", "dtype", "size", "case"], suffixes=("_1", "_2"))
-    trials = second.trials
+    t = second.trials     # rows and trials both hold parameters as sorted-key JSON: compared as text, read once
+    timed = dict(zip(zip(t.kernel, t.dtype, t["size"].astype(int), t["case"], t.params), t.median_ms.astype(float)))
     out = []
     for row in shared.itertuples(index=False):
         own = json.loads(row.params_1)
         kernel = own.pop(ALGORITHM)
-        hit = trials[(trials.kernel == kernel) & (trials.dtype == row.dtype) & (trials["size"] == row.size)
-                     & (trials["case"] == _member_case(row, kernel))
-                     & trials.params.map(lambda p: json.loads(p) == own)]
-        if len(hit):
+        ms = timed.get((kernel, row.dtype, int(row.size), _member_case(row, kernel), json.dumps(own, sort_keys=True)))
+        if ms is not None:
             out.append({"family": row.kernel, "dtype": row.dtype, "size": int(row.size), "case": row.case,
-                        "same": json.loads(row.params_1) == json.loads(row.params_2),
-                        "ratio": float(hit.median_ms.iloc[0]) / float(row.median_ms_2),
+                        "same": row.params_1 == row.params_2, "ratio": ms / float(row.median_ms_2),
                         "best_ratio": float(row.median_ms_2) / float(row.median_ms_1)})
     return out
 
