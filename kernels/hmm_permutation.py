@@ -88,7 +88,8 @@ class Designated(_Scatter):
         return Plan({"a": size * e, "idx": 4 * size, "out": size * e},
                     (Launch(f"{'scatter' if self.scatter else 'gather'}_{suffix(dtype)}_e{ept}", grid, threads,
                             args=(Array("a"), Array("idx"), Array("out"), Scalar(size, "int64")),
-                            accesses=(Access("idx", 4 * size), data, out), rounds=rounds, source=SOURCE),))
+                            accesses=(Access("idx", 4 * size), data, out), rounds=rounds,
+                            working=cdiv(size, threads * ept), source=SOURCE),))
 
     def bind(self, data, dtype, perm="given") -> Inputs:
         cp = cupy()

@@ -532,6 +532,39 @@ def test_a_wave_waits_its_latency_on_its_streamed_bytes_not_on_its_probed_scatte
         assert float(L.launch_expr(t, m).subs(L.symbol_values(m))) == pytest.approx(t.total_ns)
 
 
+def test_an_sm_issues_its_own_blocks_scattered_sectors_so_a_wave_waits_for_its_busiest_sm():
+    """The scattered rates were probed with every SM busy: an SM issues 1 / sms of the L2-resident rate, so a wave of
+    3 blocks on 2 SMs waits for the SM that holds 2 of them, where 4 blocks (2 an SM) lose nothing."""
+    m = toy()
+    gather = L.Launch("f", 3, 32, accesses=(L.Access("a", 300),), rounds=1)
+    # each block: 100 bytes streamed, 200 ns of scattered sectors at the footprint's rate, 200 at the issue rate
+    uneven = L.launch_time(gather, L.Served(300, 0, 0, 600, 600), m)
+    # the busiest SM issues 2 blocks' sectors at half the device's issue rate: 2 x 2 x 200 ns, + 300 streamed + 100
+    assert uneven.total_ns == pytest.approx(300 + 800 + 100)
+    # memory-bound sectors (the issue rate twice the footprint's): the probed rate's 600 ns stands
+    assert L.launch_time(gather, L.Served(300, 0, 0, 600, 300), m).total_ns == pytest.approx(300 + 600 + 100)
+    even = L.launch_time(replace(gather, grid=4), L.Served(300, 0, 0, 600, 600), m)
+    assert even.total_ns == pytest.approx(300 + 600 + 100)
+    for t in (uneven, even):
+        assert float(L.launch_expr(t, m).subs(L.symbol_values(m))) == pytest.approx(t.total_ns)
+    # the issue rate: the probe's smallest footprint, which the L2 holds whole (H100: 110.7 reads, 65.3 writes a ns)
+    assert H100.scattered_issue_rate(False) == pytest.approx(110.70, abs=0.01)
+    assert H100.scattered_issue_rate(True) == pytest.approx(65.27, abs=0.01)
+    for size, issued in ((1 << 24, 120.14), (1 << 28, 110.70)):     # 16 MiB read at 120.1 a ns, 256 MiB at 35.4
+        plan = L.Plan({"a": size}, (L.Launch("f", 4, 32, accesses=(L.Access("a", size, casual=True),)),))
+        served = L.serve(plan, H100["l2_bytes"], False, scattered=H100.scattered_rate, issue=H100.scattered_issue_rate)[0]
+        assert served.scattered_ns == pytest.approx(size / L.SECTOR / H100.scattered_rate(False, size))
+        assert served.scattered_issue_ns == pytest.approx(size / L.SECTOR / issued, rel=1e-4)
+
+
+def test_a_designated_grid_past_its_chunks_idles_the_blocks_past_them():
+    from memtune.kernels.hmm_permutation import Designated
+
+    gather = Designated("g", scatter=False)
+    launch = gather.launch_plan(810000, "float32", {"threads": 1024, "ept": 8, "d": 528}, {"perm": "random"}).launches[0]
+    assert (launch.blocks, L.working_blocks(launch)) == (528, (99, 429))      # 810000 / 8192 a block: 99 chunks
+
+
 def test_a_gather_reads_a_sector_once_for_its_block_and_a_scatter_writes_it_per_warp():
     from memtune.kernels.hmm_permutation import Designated
 

@@ -12,7 +12,9 @@ machine file supplies the rest. Per launch:
   ``C = b * sms`` blocks run at once, in ``waves = grid / C`` (the last one partial);
 * one wave of ``k`` blocks takes the longest of
   - memory: its DRAM bytes over the copy bandwidth plus its L2 bytes over the L2 bandwidth, plus its scattered
-    sectors at the probed rate (a whole probe kernel's time, so no latency is added to it),
+    sectors at the probed rate (a whole probe kernel's time, so no latency is added to it) or, where longer, at
+    its busiest SM's share of the rate the SMs issue them at (the probe's L2-resident rate: every SM busy, no
+    DRAM behind them), since an SM issues only its own blocks' sectors,
   - latency: ``rounds`` dependent global rounds of one block, each a DRAM (or L2) latency, and its
     dependent shared rounds at the shared latency,
   - the SM's instruction work: shared wavefronts (one per cycle per SM) plus fused multiply-adds at
@@ -196,6 +198,7 @@ class Served:
     l2: float
     writeback: float = 0.0
     scattered_ns: float = 0.0     # the device's time for the launch's scattered sectors, at the probed rate
+    scattered_issue_ns: float = 0.0   # the same sectors at the rate the SMs issue them (the L2-resident probe's)
 
     @property
     def dram_moved(self) -> float:
@@ -223,7 +226,8 @@ class LaunchTime:
 
 def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0,
           hit: Callable[[float], float] | None = None,
-          scattered: Callable[[bool, float], float | None] | None = None) -> list[Served]:
+          scattered: Callable[[bool, float], float | None] | None = None,
+          issue: Callable[[bool], float | None] | None = None) -> list[Served]:
     """DRAM and L2 bytes of each launch (LRU in bytes; the run starts with a cold L2).
 
     The cold L2 holds ``dirty`` bytes of another buffer's writes (the timing harness's flush) spread over
@@ -240,13 +244,16 @@ def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0,
     in the L2 for a sector's next touch to hit, where smaller) not yet in the L2: one request per sector,
     each filled or written back by itself (on ECC memory a partial sector is read before it is written), which
     the bytes of its sectors at the streaming bandwidths do not describe. Such an access's time is
-    ``Served.scattered_ns`` and none of its bytes are counted as streamed."""
+    ``Served.scattered_ns`` and none of its bytes are counted as streamed; ``issue(write)``, the rate the SMs
+    issue such sectors at where no DRAM is behind them, gives ``Served.scattered_issue_ns``, the same sectors as
+    fast as all the SMs issue them: an SM issues its blocks' sectors alone, so a wave waits for its busiest SM's
+    (:func:`launch_time`)."""
     last_touch: dict[str, float] = {}
     clock = replaced = 0.0
     fits = sum(plan.arrays.values()) <= l2_bytes   # an L2 that holds the whole run keeps its writes until after it
     out = []
     for launch in plan.launches:
-        dram = l2 = writeback = scattered_ns = 0.0
+        dram = l2 = writeback = scattered_ns = issue_ns = 0.0
         footprint = sum(plan.arrays.get(name, 0) for name in {a.array for a in launch.accesses})
         for a in launch.accesses:
             size = plan.arrays.get(a.array, a.bytes)
@@ -255,6 +262,7 @@ def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0,
                 l2 += a.bytes
             elif a.casual and scattered and (rate := scattered(a.write, min(size, a.reuse or size))):
                 scattered_ns += a.bytes / SECTOR / rate
+                issue_ns += a.bytes / SECTOR / max(rate, issue(a.write) or rate) if issue else 0.0
             elif a.write and fits:
                 l2 += a.bytes
             elif a.casual and not a.write and hit is not None:
@@ -269,7 +277,7 @@ def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0,
         for a in launch.accesses:
             clock += min(a.bytes, plan.arrays.get(a.array, a.bytes))
             last_touch[a.array] = clock
-        out.append(Served(dram, l2, writeback, scattered_ns))
+        out.append(Served(dram, l2, writeback, scattered_ns, issue_ns))
     return out
 
 
@@ -312,7 +320,7 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     wavefront_ns = 1.0 / machine["clock"]                # one shared wavefront per cycle per SM
     block_ns = machine["block_launch"] + launch.warps * machine["warp_launch"]
     per_block_dram, per_block_l2 = served.dram_moved / grid, served.l2 / grid
-    per_block_scattered = served.scattered_ns / grid
+    per_block_scattered, per_block_issue = served.scattered_ns / grid, served.scattered_issue_ns / grid
     wavefronts = launch_wavefronts(launch, machine)
     # a warp issues its FMAs and shared accesses in turn (issue_cycles apart), so one block's critical path
     # also holds its warps' share of them: what few warps cannot hide
@@ -323,6 +331,8 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     drain = launch_drain_cycles(launch, machine) / machine["clock"]
     lat = wait + drain + warp_issue
 
+    busiest = imbalance(launch, sms)[1]                  # the busiest SM's tiles over the average SM's
+
     def wave(k: int) -> tuple[float, float, float, float]:
         """(memory, instructions, drawn, streamed) of a wave of k blocks: its bytes at the device's bandwidth and
         its scattered sectors at the probed rate; the SMs' issue work; its memory at the bandwidth that
@@ -332,11 +342,12 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
         rounds and drain included, so it holds the latency its sectors wait (the gathers measure flat across
         elements a thread, 1 to 8, where adding a latency a wave priced one element 1.1-1.2x eight's, 1.4x its time)."""
         streamed = k * (per_block_dram / beta + per_block_l2 / machine["l2_bandwidth"])
-        mem = streamed + k * per_block_scattered
-        per_sm = -(-k // sms)
         busy = min(k, sms) / sms
+        per_sm = -(-k // sms)
+        scattered = max(k * per_block_scattered, per_sm * sms * per_block_issue * busiest)
+        mem = streamed + scattered
         inst = per_sm * wavefronts * wavefront_ns + k * launch.flops / (fma * busy)
-        return mem, max(inst, per_sm * block_ns), mem / machine.bandwidth_share(min(k, sms)), streamed
+        return mem, max(inst, per_sm * block_ns), streamed / machine.bandwidth_share(min(k, sms)) + scattered, streamed
 
     waves = [(c, *wave(k)) for c, k in ((full, concurrent), (1, tail)) if c and k]   # (count, *wave(k))
     memory = sum(c * max(mem, drawn) for c, mem, _, drawn, _ in waves)
@@ -422,7 +433,7 @@ def launch_drain_cycles(launch: Launch, machine) -> float:
 
 def plan_times(plan: Plan, machine) -> list[LaunchTime]:
     served = serve(plan, machine["l2_bytes"], bool(machine["ecc"]), machine["l2_dirty_bytes"], machine.l2_hit,
-                   machine.scattered_rate)
+                   machine.scattered_rate, machine.scattered_issue_rate)
     return [launch_time(launch, s, machine) for launch, s in zip(plan.launches, served)]
 
 
@@ -498,11 +509,13 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
         per_sm = -(-k // sms)
         streamed = (sympy.nsimplify(k * t.served.dram_moved / grid) / BETA
                     + sympy.nsimplify(k * t.served.l2 / grid) / BETA2)
-        mem = streamed + sympy.Float(k * t.served.scattered_ns / grid)     # at the probed scattered rate, a curve
+        busiest = imbalance(launch, sms)[1]
+        scattered = sympy.Float(max(k * t.served.scattered_ns, per_sm * sms * t.served.scattered_issue_ns * busiest) / grid)
+        mem = streamed + scattered
         inst = sympy.nsimplify(per_sm * wavefronts) / SIGMA + \
             sympy.nsimplify(k * launch.flops * sms / min(k, sms)) / phi
         share = machine.bandwidth_share(min(k, sms))
-        return mem, sympy.Max(inst, per_sm * block), mem / sympy.Float(share) if share < 1 else mem, streamed
+        return mem, sympy.Max(inst, per_sm * block), streamed / sympy.Float(share) + scattered if share < 1 else mem, streamed
 
     if full + (1 if tail else 0) == 1:
         mem, inst, drawn, streamed = wave(min(grid, concurrent))

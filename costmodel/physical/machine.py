@@ -171,6 +171,13 @@ class MachineFile:
         curve = self.curves.get("scatter_rate" if write else "gather_rate")
         return None if curve is None else curve(footprint)
 
+    def scattered_issue_rate(self, write: bool) -> float | None:
+        """The scattered rate probed at the smallest footprint (sectors per ns), an array the L2 holds whole: every SM
+        issuing scattered sectors as fast as it can with no DRAM behind them, so that an SM issues at most 1 / sms
+        of it; None where the machine file has no such curve."""
+        curve = self.curves.get("scatter_rate" if write else "gather_rate")
+        return None if curve is None else curve.values[0]
+
     def __getitem__(self, name: str) -> float:
         if name not in self.values:
             raise MachineFileError(f"machine file of {self.device}: no parameter {name!r}; run `memtune probe`")
