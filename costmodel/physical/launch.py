@@ -262,7 +262,8 @@ def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0,
                 l2 += a.bytes
             elif a.casual and scattered and (rate := scattered(a.write, min(size, a.reuse or size))):
                 scattered_ns += a.bytes / SECTOR / rate
-                issue_ns += a.bytes / SECTOR / max(rate, issue(a.write) or rate) if issue else 0.0
+                if issue:
+                    issue_ns += a.bytes / SECTOR / max(rate, issue(a.write) or rate)
             elif a.write and fits:
                 l2 += a.bytes
             elif a.casual and not a.write and hit is not None:
@@ -505,11 +506,12 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
 
     block = BLOCK + launch.warps * WARP
 
+    busiest = imbalance(launch, sms)[1]
+
     def wave(k):
         per_sm = -(-k // sms)
         streamed = (sympy.nsimplify(k * t.served.dram_moved / grid) / BETA
                     + sympy.nsimplify(k * t.served.l2 / grid) / BETA2)
-        busiest = imbalance(launch, sms)[1]
         scattered = sympy.Float(max(k * t.served.scattered_ns, per_sm * sms * t.served.scattered_issue_ns * busiest) / grid)
         mem = streamed + scattered
         inst = sympy.nsimplify(per_sm * wavefronts) / SIGMA + \

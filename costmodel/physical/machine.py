@@ -165,17 +165,20 @@ class MachineFile:
         dram, l2 = self["dram_latency"], self["l2_latency"]
         return min(1.0, max(0.0, (dram - curve(footprint)) / (dram - l2)))
 
+    def _scattered_curve(self, write: bool) -> Curve | None:
+        return self.curves.get("scatter_rate" if write else "gather_rate")
+
     def scattered_rate(self, write: bool, footprint: float) -> float | None:
         """Scattered sectors per ns (``scatter_rate`` for writes, ``gather_rate`` for reads) over an array of
         ``footprint`` bytes not yet in the L2; None where the machine file has no such curve."""
-        curve = self.curves.get("scatter_rate" if write else "gather_rate")
+        curve = self._scattered_curve(write)
         return None if curve is None else curve(footprint)
 
     def scattered_issue_rate(self, write: bool) -> float | None:
         """The scattered rate probed at the smallest footprint (sectors per ns), an array the L2 holds whole: every SM
         issuing scattered sectors as fast as it can with no DRAM behind them, so that an SM issues at most 1 / sms
         of it; None where the machine file has no such curve."""
-        curve = self.curves.get("scatter_rate" if write else "gather_rate")
+        curve = self._scattered_curve(write)
         return None if curve is None else curve.values[0]
 
     def __getitem__(self, name: str) -> float:
