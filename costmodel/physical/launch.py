@@ -332,7 +332,7 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     drain = launch_drain_cycles(launch, machine) / machine["clock"]
     lat = wait + drain + warp_issue
 
-    busiest = imbalance(launch, sms)[1]                  # the busiest SM's tiles over the average SM's
+    block_ratio, busiest = imbalance(launch, sms)        # the busiest block's and SM's tiles over the average
 
     def wave(k: int) -> tuple[float, float, float, float]:
         """(memory, instructions, drawn, streamed) of a wave of k blocks: its bytes at the device's bandwidth and
@@ -359,7 +359,7 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
         # bytes at bandwidth plus a latency (the seeds' n/w + L per round); a barrier's drain idles the SM
         # unless another block it holds fills it (fewer than b where the grid is small)
         _, mem, inst, drawn, streamed = waves[0]
-        block_ratio, sm_ratio = imbalance(launch, sms)
+        sm_ratio = busiest
         body = max(streamed + lat * block_ratio, mem, drawn,
                    (inst + wait / b + drain / min(b, -(-grid // sms))) * sm_ratio) + latency
     else:
@@ -506,7 +506,8 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
 
     block = BLOCK + launch.warps * WARP
 
-    busiest = imbalance(launch, sms)[1]
+    ratios = imbalance(launch, sms)
+    busiest = ratios[1]
 
     def wave(k):
         per_sm = -(-k // sms)
@@ -521,7 +522,7 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
 
     if full + (1 if tail else 0) == 1:
         mem, inst, drawn, streamed = wave(min(grid, concurrent))
-        block_ratio, sm_ratio = (sympy.nsimplify(x) for x in imbalance(launch, sms))
+        block_ratio, sm_ratio = (sympy.nsimplify(x) for x in ratios)
         body = sympy.Max(streamed + lat * block_ratio, mem, drawn,
                          (inst + wait / b + drain / min(b, -(-grid // sms))) * sm_ratio) + lat_sym
     else:
