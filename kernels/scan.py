@@ -191,15 +191,21 @@ def tile_elements(threads: int, vectors: int, itemsize: int) -> int:
     return threads * vectors * 16 // itemsize
 
 
-def lookback_scan_plan(function: str, source: str, tiles: int, threads: int, in_bytes: int, out_bytes: int, dst: str,
-                       args: tuple, dynamic_shared: int = 0) -> Plan:
+def lookback_scan_plan(function: str, source: str, tiles: int, threads: int, vectors: int, in_bytes: int,
+                       out_bytes: int, dst: str, args: tuple, dynamic_shared: int = 0) -> Plan:
     """One launch of lookback_scan.cuh's scan (scan.cu's vector, shaped.cu's rows): ``tiles`` blocks each load their
-    tile in one round and meet their predecessors through status words, written and read once a tile."""
+    tile in one round and meet their predecessors through status words, written and read once a tile. A warp scans
+    each of its ``vectors`` with six shuffles (scan_segment: five up, one broadcast), each a pass through the SM's
+    shared data path per 4 bytes of the sum; warp 0 adds thirteen (the warps' offsets, a look-back window, its
+    ballot). A staged store (sums twice the input's size) writes a lane's 32 bytes to shared memory and reads them
+    back as two 16-byte halves: 8 + 4 + 4 passes a vector a warp."""
     status = 2 * tiles * status_word_bytes(dst)
+    warps, words = threads // 32, max(1, np.dtype(dst).itemsize // 4)
+    staged = 16 * warps * vectors if dynamic_shared else 0
     return Plan({"a": in_bytes, "out": out_bytes, "counter": 4, "status": status}, (next_epoch_launch(), Launch(
         function, tiles, threads, dynamic_shared=dynamic_shared, args=args,
         accesses=(Access("a", in_bytes), Access("status", status), Access("out", out_bytes, write=True)),
-        rounds=1, chain=0, atomics=1, source=source)))
+        shared_wavefronts=(6 * warps * vectors + 13) * words + staged, rounds=1, chain=0, atomics=1, source=source)))
 
 
 class LookbackScan(_ScanBase):
@@ -234,7 +240,7 @@ class LookbackScan(_ScanBase):
         e = np.dtype(dtype).itemsize
         return lookback_scan_plan(
             f"scan_lookback_{suffix(dtype)}_q{params['vectors']}", SOURCE, cdiv(size, self.tile(params, e)),
-            params["threads"], size * e, size * e, dtype,
+            params["threads"], params["vectors"], size * e, size * e, dtype,
             (Array("a"), Array("out"), Scalar(size, "int64"), Array("counter"), Array("status"),
              HostValue("epoch", "uint32"), Scalar(params["skew"], "uint32")))
 

@@ -600,3 +600,20 @@ def test_a_transposed_scatter_keeps_only_a_few_sectors_live_between_touches():
     plan = L.Plan({"out": 1e6}, (L.Launch("f", 1, 32, accesses=(replace(access["random"], reuse=2e3, bytes=3200),)),))
     assert L.serve(plan, 1e3, True, 0.0, None, m.scattered_rate)[0].scattered_ns == pytest.approx(
         100 / m.scattered_rate(True, 2e3))                           # the rate at the reuse, not the array's
+
+
+def test_a_look_back_scan_counts_its_warps_shuffles_so_large_tiles_lose_where_few_waves_hide_them():
+    """scan_segment shuffles six times a vector a warp (five up, one broadcast) and warp 0 thirteen more (the warps'
+    offsets, one look-back window, its ballot): 6 x 4 x 32 + 13 at 128 threads x 32 vectors, twice that for 8-byte
+    sums; a staged store adds 8 + 4 + 4 passes a vector a warp (a lane's 32 bytes stored, read back as two halves). On the H100 at 2^24 float32, 128 x 32 measured 65.7 us against 60.8 for 512 x 8
+    (bench/results/h100/lookback_ticket/experiments_window.json): the model, which priced them alike, now ranks them so."""
+    from memtune.kernels.shaped import row_scan_plan
+
+    k = kernels.get("prefix_sums_lookback")
+    big, small = ({"threads": 128, "vectors": 32}, {"threads": 512, "vectors": 8})
+    assert k.launch_plan(1 << 20, "float32", {**big, "skew": 0}, {}).launches[-1].shared_wavefronts == 6 * 4 * 32 + 13
+    staged = row_scan_plan(1 << 20, 1 << 20, "int32", "int64", 128, 8).launches[-1]
+    assert staged.shared_wavefronts == 2 * (6 * 4 * 8 + 13) + 16 * 4 * 8
+    model = PhysicalModel(H100)
+    t_big, t_small = (model.predict_ms(k, 1 << 24, "float32", k.check_params(p), {}) for p in (big, small))
+    assert t_small < t_big
