@@ -158,7 +158,8 @@ def row_scan_plan(n: int, length: int, src: str, dst: str, threads: int, vectors
     per_row = row_tiles(length, rows, tile_elements(threads, vectors, eout), ein)
     stage = threads * 32 if eout == 2 * ein else 0       # lookback_scan.cuh's Staged stores: a lane's 32 bytes
     return lookback_scan_plan(
-        f"row_scan_{CODE[src]}_{CODE[dst]}_q{vectors}", SOURCE, rows * per_row, threads, vectors, n * ein, n * eout, dst,
+        f"row_scan_{CODE[src]}_{CODE[dst]}_q{vectors}", SOURCE, rows * per_row, threads, vectors, n * ein, n * eout,
+        dst,
         (Array("a"), Array("out"), Scalar(length, "int64"), Scalar(per_row, "int64"), Array("counter"),
          Array("status"), HostValue("epoch", "uint32")), dynamic_shared=stage)
 

@@ -605,8 +605,9 @@ def test_a_transposed_scatter_keeps_only_a_few_sectors_live_between_touches():
 def test_a_look_back_scan_counts_its_warps_shuffles_so_large_tiles_lose_where_few_waves_hide_them():
     """scan_segment shuffles six times a vector a warp (five up, one broadcast) and warp 0 thirteen more (the warps'
     offsets, one look-back window, its ballot): 6 x 4 x 32 + 13 at 128 threads x 32 vectors, twice that for 8-byte
-    sums; a staged store adds 8 + 4 + 4 passes a vector a warp (a lane's 32 bytes stored, read back as two halves). On the H100 at 2^24 float32, 128 x 32 measured 65.7 us against 60.8 for 512 x 8
-    (bench/results/h100/lookback_ticket/experiments_window.json): the model, which priced them alike, now ranks them so."""
+    sums; a staged store adds 8 + 4 + 4 passes a vector a warp (a lane's 32 bytes stored, read back as two halves).
+    On the H100 at 2^24 float32, 128 x 32 measured 65.7 us against 60.8 for 512 x 8 (bench/results/h100/
+    lookback_ticket/experiments_window.json): the model, which priced them alike, now ranks them so."""
     from memtune.kernels.shaped import row_scan_plan
 
     k = kernels.get("prefix_sums_lookback")
