@@ -506,23 +506,24 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
 
     block = BLOCK + launch.warps * WARP
 
-    ratios = imbalance(launch, sms)
-    busiest = ratios[1]
+    block_ratio, busiest = imbalance(launch, sms)        # as launch_time: the busiest block's and SM's tiles
 
     def wave(k):
         per_sm = -(-k // sms)
         streamed = (sympy.nsimplify(k * t.served.dram_moved / grid) / BETA
                     + sympy.nsimplify(k * t.served.l2 / grid) / BETA2)
-        scattered = sympy.Float(max(k * t.served.scattered_ns, per_sm * sms * t.served.scattered_issue_ns * busiest) / grid)
+        scattered = sympy.Float(max(k * t.served.scattered_ns,
+                                    per_sm * sms * t.served.scattered_issue_ns * busiest) / grid)
         mem = streamed + scattered
         inst = sympy.nsimplify(per_sm * wavefronts) / SIGMA + \
             sympy.nsimplify(k * launch.flops * sms / min(k, sms)) / phi
         share = machine.bandwidth_share(min(k, sms))
-        return mem, sympy.Max(inst, per_sm * block), streamed / sympy.Float(share) + scattered if share < 1 else mem, streamed
+        drawn = streamed / sympy.Float(share) + scattered if share < 1 else mem
+        return mem, sympy.Max(inst, per_sm * block), drawn, streamed
 
     if full + (1 if tail else 0) == 1:
         mem, inst, drawn, streamed = wave(min(grid, concurrent))
-        block_ratio, sm_ratio = (sympy.nsimplify(x) for x in ratios)
+        block_ratio, sm_ratio = sympy.nsimplify(block_ratio), sympy.nsimplify(busiest)
         body = sympy.Max(streamed + lat * block_ratio, mem, drawn,
                          (inst + wait / b + drain / min(b, -(-grid // sms))) * sm_ratio) + lat_sym
     else:
