@@ -24,7 +24,7 @@ from .errors import KernelLaunchError
 class LibraryOp:
     """An operation of a plan that CuPy runs (a device copy, CuPy's own algorithms).
 
-    ``issues`` is what CUDA records for it: "memcpy", "memset", or None where the library decides
+    ``issues`` is what CUDA records for it: "memcpy", or None where the library decides
     its own launches (CuPy's scans, cuBLAS), which no plan of ours predicts.
     """
 
@@ -38,12 +38,6 @@ def _copy(inputs, src, dst):
 
 def _elementwise_copy(inputs, a, out):
     out[...] = a                   # CuPy's elementwise copy kernel (the peer every copy is measured against)
-
-
-def _next_epoch(inputs, counter):
-    """A new epoch for a look-back launch: status words of older launches then read as not ready."""
-    inputs.host["epoch"] = inputs.host.get("epoch", 0) % 0x3FFFFFFF + 1
-    counter.fill(0)
 
 
 def _scatter(inputs, a, idx, out):
@@ -91,7 +85,6 @@ def _signal_convolve2d(inputs, a, f, out):
 
 LIBRARY = {
     "copy": LibraryOp(_copy, "memcpy"),
-    "next_epoch": LibraryOp(_next_epoch, "memset"),
     "elementwise_copy": LibraryOp(_elementwise_copy, None),
     "scatter": LibraryOp(_scatter, None),
     "gather": LibraryOp(_gather, None),
@@ -115,9 +108,13 @@ def copy_launch(src: str, dst: str, elements: int, itemsize: int, src_offset: in
                   accesses=(Access(src, nbytes), Access(dst, nbytes, write=True)))
 
 
-def next_epoch_launch(counter: str = "counter") -> Launch:
-    """The look-back ticket counter reset to 0 and a new epoch (one memset of 4 bytes)."""
-    return Launch("next_epoch", 1, 32, args=(Array(counter),), accesses=(Access(counter, 4, write=True),))
+EPOCHS = 0x3FFFFFFF      # a status word holds epoch << 2 | state in 32 bits; 0 is a cleared word's
+
+
+def epoch_argument() -> HostValue:
+    """A look-back launch's epoch: a new one each launch (``fresh``). Its ticket counter needs no reset: the
+    grid's last ticket wraps it to 0 (lookback.cuh's draw_ticket), so a look-back plan is its one launch."""
+    return HostValue("epoch", "uint32", fresh=True)
 
 
 # -- binding and running ----------------------------------------------------------------------------
@@ -141,8 +138,14 @@ def _argument(inputs, arg):
     return arg                              # a HostValue: read when the launch is made
 
 
+def _host_value(inputs, value: HostValue):
+    if value.fresh:
+        inputs.host[value.name] = inputs.host.get(value.name, 0) % EPOCHS + 1
+    return np.dtype(value.ctype).type(inputs.host[value.name])
+
+
 def _host(inputs, args: tuple) -> tuple:
-    return tuple(np.dtype(a.ctype).type(inputs.host[a.name]) if isinstance(a, HostValue) else a for a in args)
+    return tuple(_host_value(inputs, a) if isinstance(a, HostValue) else a for a in args)
 
 
 def _step(inputs, item: Launch) -> Callable[[], None]:

@@ -90,6 +90,13 @@ template <> struct Status<int> : CarriedStatus<int, float> {};
 template <> struct Status<long long> : CarriedStatus<long long, double> {};
 template <> struct Status<unsigned long long> : CarriedStatus<unsigned long long, double> {};
 
+// A block's ticket: blocks draw them in start order, so a look-back waits only on blocks that run.
+// atomicInc wraps the counter to 0 as the grid's last ticket is drawn (every other block has drawn its
+// own by then), so the next launch starts from 0 without a memset launch between them.
+__device__ __forceinline__ unsigned draw_ticket(unsigned* counter) {
+    return atomicInc(counter, gridDim.x * gridDim.y * gridDim.z - 1u);
+}
+
 // Spin until the word belongs to this launch; returns its kind and sets v. A waiting thread backs
 // off between reads, so spinning warps do not crowd the L2 that the publishing blocks write to.
 template <typename T>

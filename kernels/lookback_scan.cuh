@@ -149,7 +149,7 @@ __device__ void scan_tiles(const IN* __restrict__ in, OUT* __restrict__ out, lon
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, warps = blockDim.x >> 5;
     const long long per_warp = 32LL * Q * V, per_tile = per_warp * warps;
     OUT v[Q][V];
-    if (tid == 0) tile_s = atomicAdd(counter, 1u);
+    if (tid == 0) tile_s = draw_ticket(counter);
     const RowTile guess((blockIdx.x + skew) % gridDim.x, len, tiles_per_row, per_tile, V, per_warp);
     load_segment<IN, OUT, Q, V>(in, v, guess.seg, guess.lo, guess.hi, guess.full(per_warp));
     __syncthreads();

@@ -312,7 +312,7 @@ __device__ void sat_strips(const T* __restrict__ a, T* __restrict__ b, int nbar,
     __shared__ T above[2][C];                     // the look-back's sums, by chunk parity
     __shared__ int strip_s;
     const int lane = threadIdx.x, warp = threadIdx.y;
-    if (lane == 0 && warp == 0) strip_s = (int)atomicAdd(ticket, 1u);
+    if (lane == 0 && warp == 0) strip_s = (int)draw_ticket(ticket);
     __syncthreads();
     const int strip = strip_s, row = strip * WARPS * RPW + warp * RPW, chunks = (nbar + C - 1) / C;
     typename Status<T>::Word* own = status + (long long)strip * nbar;

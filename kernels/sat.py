@@ -10,9 +10,9 @@ import math
 
 import numpy as np
 
-from ..costmodel.physical.launch import Access, Array, HostValue, Launch, Plan, Scalar
+from ..costmodel.physical.launch import Access, Array, Launch, Plan, Scalar
 from .base import Inputs, Kernel, cdiv, cupy, dtype_of, lookback_arrays, status_word_bytes, suffix
-from .executor import next_epoch_launch
+from .executor import epoch_argument
 from .hmm_permutation import fitting_tile, transpose_launch
 from .shaped import tiles_plan
 
@@ -248,12 +248,12 @@ class SAT1R1WLookback(SAT):
         strips, chunks = cdiv(nbar, R), cdiv(nbar, C)
         status = 3 * strips * nbar * status_word_bytes(dtype)
         arrays = {**self._arrays(size, dtype), "counter": 4, "status": status}
-        return Plan(arrays, (next_epoch_launch(), Launch(
+        return Plan(arrays, (Launch(
             f"sat_strips_{suffix(dtype)}_w{warps}_r{rows}", strips, (W, warps),
-            args=(Array("a"), Array("out"), *_int(nbar), Array("counter"), Array("status"), HostValue("epoch", "uint32")),
+            args=(Array("a"), Array("out"), *_int(nbar), Array("counter"), Array("status"), epoch_argument()),
             accesses=(Access("a", size * e), Access("status", status), Access("out", size * e, write=True)),
             rounds=2 * chunks, shared_wavefronts=chunks * 4 * R * C // 32 * max(1, e // 4),
-            chain=strips - 1, atomics=1, source=SOURCE)))
+            chain=strips - 1, atomics=1, source=SOURCE),))
 
     def bind(self, data, dtype, **case):
         side = data["a"].shape[0]

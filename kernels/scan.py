@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..costmodel.errors import ParameterError
-from ..costmodel.physical.launch import Access, Array, HostValue, Launch, Plan, Scalar
+from ..costmodel.physical.launch import Access, Array, Launch, Plan, Scalar
 from .base import Inputs, Kernel, cdiv, cupy, dtype_of, lookback_arrays, status_word_bytes, suffix, umm_threads, unrolled_rounds
-from .executor import copy_launch, next_epoch_launch
+from .executor import copy_launch, epoch_argument
 
 SOURCE = "scan.cu"
 WHICH = {"sum": 0, "prefix_sums_simple": 1, "prefix_sums_optimal": 2}
@@ -202,10 +202,10 @@ def lookback_scan_plan(function: str, source: str, tiles: int, threads: int, vec
     status = 2 * tiles * status_word_bytes(dst)
     warps, words = threads // 32, max(1, np.dtype(dst).itemsize // 4)
     staged = 16 * warps * vectors if dynamic_shared else 0
-    return Plan({"a": in_bytes, "out": out_bytes, "counter": 4, "status": status}, (next_epoch_launch(), Launch(
+    return Plan({"a": in_bytes, "out": out_bytes, "counter": 4, "status": status}, (Launch(
         function, tiles, threads, dynamic_shared=dynamic_shared, args=args,
         accesses=(Access("a", in_bytes), Access("status", status), Access("out", out_bytes, write=True)),
-        shared_wavefronts=(6 * warps * vectors + 13) * words + staged, rounds=1, chain=0, atomics=1, source=source)))
+        shared_wavefronts=(6 * warps * vectors + 13) * words + staged, rounds=1, chain=0, atomics=1, source=source),))
 
 
 class LookbackScan(_ScanBase):
@@ -242,7 +242,7 @@ class LookbackScan(_ScanBase):
             f"scan_lookback_{suffix(dtype)}_q{params['vectors']}", SOURCE, cdiv(size, self.tile(params, e)),
             params["threads"], params["vectors"], size * e, size * e, dtype,
             (Array("a"), Array("out"), Scalar(size, "int64"), Array("counter"), Array("status"),
-             HostValue("epoch", "uint32"), Scalar(params["skew"], "uint32")))
+             epoch_argument(), Scalar(params["skew"], "uint32")))
 
     def bind(self, data, dtype, **case):
         inputs = super().bind(data, dtype, **case)

@@ -72,7 +72,7 @@ __device__ void segmented_scan(const IN* __restrict__ a, OUT* __restrict__ b, lo
     __shared__ bool tile_known;
     __shared__ long long tile_s;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    if (tid == 0) tile_s = (long long)atomicAdd(ticket, 1u);
+    if (tid == 0) tile_s = (long long)draw_ticket(ticket);
     __syncthreads();
     const long long tile = tile_s, base = tile * TILE, wbase = base + (long long)warp * 32 * V;
     // striped, coalesced loads; then each thread takes V consecutive elements
@@ -256,7 +256,7 @@ __device__ void strips(const IN* __restrict__ a, OUT* __restrict__ b, int h, int
     __shared__ OUT above_s[C];
     __shared__ long long strip_s;
     const int lane = threadIdx.x, warp = threadIdx.y;
-    if (lane == 0 && warp == 0) strip_s = (long long)atomicAdd(ticket, 1u);
+    if (lane == 0 && warp == 0) strip_s = (long long)draw_ticket(ticket);
     __syncthreads();
     const long long strip = strip_s, image = strip / per_image;
     const int local = (int)(strip % per_image), row = local * WARPS * RPW + warp * RPW;
@@ -416,7 +416,7 @@ __device__ void tiles(const IN* __restrict__ a, OUT* __restrict__ b, int h, int 
     __shared__ OUT band[WARPS][C];
     __shared__ long long tile_s;
     const int lane = threadIdx.x, warp = threadIdx.y;
-    if (lane == 0 && warp == 0) tile_s = (long long)atomicAdd(ticket, 1u);
+    if (lane == 0 && warp == 0) tile_s = (long long)draw_ticket(ticket);
     OUT v[RPW][V];
     load_tile<IN, OUT, V, RPW>(a, v, h, w, blockIdx.x, per_image, tiles_x, warp, lane);   // while the ticket travels
     __syncthreads();

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..costmodel.errors import ParameterError
-from ..costmodel.physical.launch import SECTOR, Access, Array, HostValue, Launch, Plan, Scalar
+from ..costmodel.physical.launch import SECTOR, Access, Array, Launch, Plan, Scalar
 from .base import Inputs, cdiv, status_word_bytes
 from .device import sources_hash
-from .executor import next_epoch_launch, run_plan
+from .executor import epoch_argument, run_plan
 from .scan import MAX_BLOCK_VECTORS, lookback_scan_plan, tile_elements
 
 SOURCE = "shaped.cu"
@@ -103,13 +103,13 @@ def scan_plan(n: int, length: int, src: str, dst: str, total: bool) -> Plan:
     status = tiles * status_word_bytes(dst)
     mode = "total" if total else "scan"
     arrays = {"a": n * ein, "out": written * eout, "counter": 4, "status": status}
-    return Plan(arrays, (next_epoch_launch(), Launch(
+    return Plan(arrays, (Launch(
         f"segmented_scan_{CODE[src]}_{CODE[dst]}_{mode}", tiles, threads,
         args=(Array("a"), Array("out"), Scalar(n, "int64"), Scalar(length, "int64"), Array("counter"),
-              Array("status"), HostValue("epoch", "uint32")),
+              Array("status"), epoch_argument()),
         accesses=(Access("a", n * ein), Access("status", 2 * status), Access("out", written * eout, write=True)),
         rounds=4, shared_wavefronts=4 * per_thread * threads // 32 * max(1, eout // 4),
-        chain=0, atomics=1, source=SOURCE)))
+        chain=0, atomics=1, source=SOURCE),))
 
 
 def row_tiles(length: int, rows: int, tile: int, src_itemsize: int) -> int:
@@ -161,7 +161,7 @@ def row_scan_plan(n: int, length: int, src: str, dst: str, threads: int, vectors
         f"row_scan_{CODE[src]}_{CODE[dst]}_q{vectors}", SOURCE, rows * per_row, threads, vectors, n * ein, n * eout,
         dst,
         (Array("a"), Array("out"), Scalar(length, "int64"), Scalar(per_row, "int64"), Array("counter"),
-         Array("status"), HostValue("epoch", "uint32")), dynamic_shared=stage)
+         Array("status"), epoch_argument()), dynamic_shared=stage)
 
 
 def strips_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warps: int, rows: int) -> Plan:
@@ -182,13 +182,13 @@ def strips_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warp
     status = strips * w * status_word_bytes(dst)
     arrays = {"a": n * ein, "out": written * eout, "counter": 4, "status": status}
     shuffles = 5 * (rows * 4 if mode.startswith("sat") else 0)        # a warp scan per row and column group
-    return Plan(arrays, (next_epoch_launch(), Launch(
+    return Plan(arrays, (Launch(
         f"strips_{CODE[src]}_{CODE[dst]}_{mode}_w{warps}_r{rows}", strips, (32, warps),
         args=(Array("a"), Array("out"), Scalar(h, "int32"), Scalar(w, "int32"), Scalar(per_image, "int32"),
-              Array("counter"), Array("status"), HostValue("epoch", "uint32")),
+              Array("counter"), Array("status"), epoch_argument()),
         accesses=(Access("a", n * ein), Access("status", 2 * status), Access("out", written * eout, write=True)),
         rounds=(2 + (per_image > 1)) * chunks, shared_wavefronts=chunks * (shuffles + 2 * 4 * warps) * max(1, eout // 4),
-        chain=min(per_image, strips) - 1, atomics=1, source=SOURCE)))
+        chain=min(per_image, strips) - 1, atomics=1, source=SOURCE),))
 
 
 def tiles_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warps: int, rows: int,
@@ -208,13 +208,13 @@ def tiles_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warps
     arrays = {"a": n * ein, "out": written * eout, "counter": 4, "status": status}
     # round trips: the tile row above alone, then `warps` rows a pass; 32 / rows tiles a pass to the left
     trips = 1 + cdiv(max(tiles_y - 2, 0), warps) + cdiv(tiles_x - 1, 32 // rows) * rows_too
-    return Plan(arrays, (next_epoch_launch(), Launch(
+    return Plan(arrays, (Launch(
         f"tiles_{CODE[src]}_{CODE[dst]}_{mode}_w{warps}_r{rows}_v{vectors}", tiles, (32, warps),
         args=(Array("a"), Array("out"), Scalar(h, "int32"), Scalar(w, "int32"), Scalar(tiles_x, "int32"),
-              Scalar(tiles_y * tiles_x, "int32"), Array("counter"), Array("status"), HostValue("epoch", "uint32")),
+              Scalar(tiles_y * tiles_x, "int32"), Array("counter"), Array("status"), epoch_argument()),
         accesses=(Access("a", n * ein), Access("status", 3 * status), Access("out", written * eout, write=True)),
         rounds=4, shared_wavefronts=(5 * rows * vectors * rows_too + 2 * vectors * warps) * max(1, eout // 4),
-        chain=2 * trips, atomics=1, source=SOURCE)))
+        chain=2 * trips, atomics=1, source=SOURCE),))
 
 
 def transpose_plan(count: int, h: int, w: int, itemsize: int) -> Plan:

@@ -52,6 +52,26 @@ def test_only_files_that_include_the_selector_compile_per_kernel():
     assert [cu for cu in CU_FILES if compiles_per_kernel(cu)] == ["conv_matmul.cu", "reductions.cu", "shaped.cu"]
 
 
+@pytest.mark.parametrize("name,size", [("prefix_sums_lookback", 1 << 20), ("sat_1r1w_lookback", 1024 ** 2),
+                                       ("sat_tiles_lookback", 1024 ** 2)])
+def test_a_look_back_plan_is_its_one_launch_and_each_launch_takes_a_new_epoch(name, size):
+    """No memset resets the ticket counter (lookback.cuh's draw_ticket wraps it): the plan is the look-back launch
+    alone, and the epoch it passes is the last one plus one, every launch, wrapping before 2^30."""
+    from types import SimpleNamespace
+
+    from memtune.costmodel.physical.launch import HostValue
+    from memtune.kernels.executor import EPOCHS, _host
+
+    k = kernels.get(name)
+    (launch,) = k.plan(size, "float32", {}).launches
+    at = [i for i, a in enumerate(launch.args) if isinstance(a, HostValue)]
+    assert len(at) == 1 and launch.source and launch.atomics == 1
+    inputs = SimpleNamespace(host={})
+    assert [int(_host(inputs, launch.args)[at[0]]) for _ in range(3)] == [1, 2, 3]
+    inputs.host["epoch"] = EPOCHS
+    assert int(_host(inputs, launch.args)[at[0]]) == 1 and EPOCHS << 2 < 2 ** 32
+
+
 def test_registry_names_follow_the_costmodel():
     """A seeds' kernel is named after its registry entry; the kernels beyond the seeds are declared, and
     every kernel but CuPy's peers is costed by an entry."""

@@ -220,6 +220,19 @@ def test_lookback_prefix_sums_when_tickets_disagree_with_block_order(dtype):
             assert scan_error(k, inputs, **params) < scan_tol(dtype, size), (size, params)
 
 
+@pytest.mark.parametrize("name,size", [("prefix_sums_lookback", (1 << 20) + 17), ("sat_1r1w_lookback", 1000 ** 2),
+                                       ("sat_tiles_lookback", 1000 ** 2)])
+def test_a_look_back_launch_leaves_its_ticket_counter_at_zero_for_the_next(name, size):
+    """No memset precedes a look-back launch: the grid's last ticket wraps the counter to 0 (draw_ticket), whatever
+    the grid, so launches of other grids on the same counter draw their tickets from 0 and sum right."""
+    k = kernels.get(name)
+    inputs = k.make_inputs(size, "float32", 5)
+    points = k.space.points()
+    for params in points[:: max(1, len(points) // 4)]:
+        err = relative_error(k, inputs, **params)
+        assert int(inputs.arrays["counter"].get()[0]) == 0 and err < scan_tol("float32", size), (params, err)
+
+
 @pytest.mark.parametrize("name", ["cupy_sum", "cupy_cumsum"])
 def test_reduction_peers(name):
     k = kernels.get(name)

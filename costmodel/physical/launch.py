@@ -90,10 +90,15 @@ class Scalar:
 
 @dataclass(frozen=True)
 class HostValue:
-    """A scalar the run reads from the inputs at launch time (the look-back epoch, a mapping's shift words)."""
+    """A scalar the run reads from the inputs at launch time (the look-back epoch, a mapping's shift words).
+
+    ``fresh``: the launch takes a new value, the last one plus one (the look-back's epoch: status words of
+    older launches then read as not ready, so they are never cleared).
+    """
 
     name: str
     ctype: str
+    fresh: bool = False
 
 
 Argument = Array | Scalar | HostValue
@@ -104,7 +109,7 @@ class Launch:
     """One launch of a run: the call itself and what the physical model needs to time it.
 
     ``source`` names the ``.cu`` file that defines ``function``; a launch without one is a library
-    operation of the executor (a device copy, a fill, the next look-back epoch, CuPy's own operations).
+    operation of the executor (a device copy, CuPy's own operations).
     ``block`` and ``grid`` are shapes (an int is one dimension): a user's kernel may launch a 3-D grid.
     """
 
