@@ -198,14 +198,16 @@ def lookback_scan_plan(function: str, source: str, tiles: int, threads: int, vec
     each of its ``vectors`` with six shuffles (scan_segment: five up, one broadcast), each a pass through the SM's
     shared data path per 4 bytes of the sum; warp 0 adds thirteen (the warps' offsets, a look-back window, its
     ballot). A staged store (sums twice the input's size) writes a lane's 32 bytes to shared memory and reads them
-    back as two 16-byte halves: 8 + 4 + 4 passes a vector a warp."""
+    back as two 16-byte halves: 8 + 4 + 4 passes a vector a warp. Once loaded, warp 0 reads its predecessors' status
+    words, written by other SMs and so served by the L2: one dependent L2 round a tile (``l2_rounds``)."""
     status = 2 * tiles * status_word_bytes(dst)
     warps, words = threads // 32, max(1, np.dtype(dst).itemsize // 4)
     staged = 16 * warps * vectors if dynamic_shared else 0
     return Plan({"a": in_bytes, "out": out_bytes, "counter": 4, "status": status}, (Launch(
         function, tiles, threads, dynamic_shared=dynamic_shared, args=args,
         accesses=(Access("a", in_bytes), Access("status", status), Access("out", out_bytes, write=True)),
-        shared_wavefronts=(6 * warps * vectors + 13) * words + staged, rounds=1, chain=0, atomics=1, source=source),))
+        shared_wavefronts=(6 * warps * vectors + 13) * words + staged, rounds=1, l2_rounds=1, chain=0, atomics=1,
+        source=source),))
 
 
 class LookbackScan(_ScanBase):
