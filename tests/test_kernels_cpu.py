@@ -66,6 +66,8 @@ def test_a_look_back_plan_is_its_one_launch_and_each_launch_takes_a_new_epoch(na
     (launch,) = k.plan(size, "float32", {}).launches
     at = [i for i, a in enumerate(launch.args) if isinstance(a, HostValue)]
     assert len(at) == 1 and launch.source and launch.atomics == 1
+    # the vector scan's warp 0 reads its predecessors' status words once loaded: one dependent L2 round a tile
+    assert launch.l2_rounds == (1 if name == "prefix_sums_lookback" else 0)
     inputs = SimpleNamespace(host={})
     assert [int(_host(inputs, launch.args)[at[0]]) for _ in range(3)] == [1, 2, 3]
     inputs.host["epoch"] = EPOCHS
