@@ -14,19 +14,12 @@
 template <typename IN> struct LoadVector { static constexpr int V = 16 / sizeof(IN); };
 template <typename T, int V> struct alignas(sizeof(T) * V) Pack { T e[V]; };
 
-// Decoupled look-back: the tile publishes its aggregate, then one warp looks back over 32
-// predecessors at a time, summing aggregates until it meets an inclusive prefix, and publishes its
-// own inclusive prefix; the row's first tile (`first`) publishes its inclusive prefix at once. Value
-// and state share one status word (lookback.cuh), so publishing needs no fence.
+// The walk back from `tile` (> first), 32 predecessors a round, to the nearest one whose word holds a full
+// prefix: the sum of their words, the exclusive prefix of `tile`.
 template <typename T>
-__device__ T lookback_exclusive(typename Status<T>::Word* status, long long tile, long long first, T total,
-                                unsigned epoch) {
+__device__ __forceinline__ T lookback_walk(typename Status<T>::Word* status, long long tile, long long first,
+                                           unsigned epoch) {
     const int lane = threadIdx.x & 31;
-    if (tile == first) {
-        if (lane == 0) Status<T>::put(status + tile, total, status_code(epoch, INCLUSIVE));
-        return T(0);
-    }
-    if (lane == 0) Status<T>::put(status + tile, total, status_code(epoch, AGGREGATE));
     T excl = 0;
     for (long long j = tile - 1;; j -= 32) {
         long long idx = j - lane;
@@ -40,6 +33,23 @@ __device__ T lookback_exclusive(typename Status<T>::Word* status, long long tile
         excl += __shfl_sync(0xffffffffu, part, 0);
         if (inclusive) break;
     }
+    return excl;
+}
+
+// Decoupled look-back: the tile publishes its aggregate, then one warp looks back over 32
+// predecessors at a time, summing aggregates until it meets an inclusive prefix, and publishes its
+// own inclusive prefix; the row's first tile (`first`) publishes its inclusive prefix at once. Value
+// and state share one status word (lookback.cuh), so publishing needs no fence.
+template <typename T>
+__device__ T lookback_exclusive(typename Status<T>::Word* status, long long tile, long long first, T total,
+                                unsigned epoch) {
+    const int lane = threadIdx.x & 31;
+    if (tile == first) {
+        if (lane == 0) Status<T>::put(status + tile, total, status_code(epoch, INCLUSIVE));
+        return T(0);
+    }
+    if (lane == 0) Status<T>::put(status + tile, total, status_code(epoch, AGGREGATE));
+    const T excl = lookback_walk<T>(status, tile, first, epoch);
     if (lane == 0) Status<T>::put(status + tile, excl + total, status_code(epoch, INCLUSIVE));
     return excl;
 }

@@ -1,25 +1,5 @@
 #include "lookback_scan.cuh"
 
-// Look-back without the initial publish: the exclusive prefix of `tile` (tile > first).
-template <typename T>
-__device__ T lookback_only(typename Status<T>::Word* status, long long tile, long long first, unsigned epoch) {
-    const int lane = threadIdx.x & 31;
-    T excl = 0;
-    for (long long j = tile - 1;; j -= 32) {
-        long long idx = j - lane;
-        T v = 0;
-        int kind = idx >= first ? wait_status<T>(status + idx, epoch, v) : INCLUSIVE;
-        unsigned inclusive = __ballot_sync(0xffffffffu, kind == INCLUSIVE);
-        int stop = inclusive ? __ffs(inclusive) - 1 : 32;
-        T part = lane <= stop ? v : T(0);
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) part += __shfl_down_sync(0xffffffffu, part, o);
-        excl += __shfl_sync(0xffffffffu, part, 0);
-        if (inclusive) break;
-    }
-    return excl;
-}
-
 template <typename T>
 __device__ T xor_sum(T s) {
 #pragma unroll
@@ -112,9 +92,9 @@ __device__ void scan_early(const T* __restrict__ in, T* __restrict__ out, long l
         total = xor_sum(lane < warps ? warp_tot[lane] : T(0));
         if (lane == 0) Status<T>::put(status + tile, total, status_code(epoch, tile == at.first ? INCLUSIVE : AGGREGATE));
     }
-    if (MODE == 1 && warp == 0 && tile != at.first) carry = lookback_only<T>(status, tile, at.first, epoch);
+    if (MODE == 1 && warp == 0 && tile != at.first) carry = lookback_walk<T>(status, tile, at.first, epoch);
     scan_segment<T, Q, V>(v);
-    if (MODE == 0 && warp == 0 && tile != at.first) carry = lookback_only<T>(status, tile, at.first, epoch);
+    if (MODE == 0 && warp == 0 && tile != at.first) carry = lookback_walk<T>(status, tile, at.first, epoch);
     if (MODE == 3 && warp == 0 && tile != at.first) carry = lookback_window<T, W>(status, tile, at.first, epoch);
     if (warp == 0) {
         if (lane == 0 && tile != at.first && MODE != 2) Status<T>::put(status + tile, carry + total, status_code(epoch, INCLUSIVE));
