@@ -132,6 +132,15 @@ __device__ T scan_segment(T (&v)[Q][V]) {
     return run;
 }
 
+// Inclusive sum over the warp's lanes of `x` (warp 0's pass over the warps' totals).
+template <typename T>
+__device__ __forceinline__ T lanes_inclusive(T x) {
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) { T y = __shfl_up_sync(0xffffffffu, x, o); if (lane >= o) x += y; }
+    return x;
+}
+
 // Where tile `tile` lies: its row's first tile and elements [lo, hi), and its warp's first element.
 struct RowTile {
     long long first, lo, hi, seg;
@@ -172,9 +181,7 @@ __device__ void scan_tiles(const IN* __restrict__ in, OUT* __restrict__ out, lon
     __syncthreads();
     if (warp == 0) {                                            // warps' offsets, then the tile's carry
         const OUT mine = lane < warps ? warp_off[lane] : OUT(0);
-        OUT w = mine;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) { OUT y = __shfl_up_sync(0xffffffffu, w, o); if (lane >= o) w += y; }
+        const OUT w = lanes_inclusive(mine);
         const OUT carry = lookback_exclusive<OUT>(status, tile, at.first, __shfl_sync(0xffffffffu, w, warps - 1), epoch);
         if (lane < warps) warp_off[lane] = carry + w - mine;
         __syncwarp();     // the look-back diverged: bar.sync is aligned, so the warp must arrive whole
@@ -186,4 +193,95 @@ __device__ void scan_tiles(const IN* __restrict__ in, OUT* __restrict__ out, lon
         stage = reinterpret_cast<OUT*>(stage_bytes) + warp * 32 * V;
     }
     store_segment<IN, OUT, Q, V>(out, v, warp_off[warp], at.seg, at.lo, at.hi, full, stage);
+}
+
+// ---- resident blocks, two tiles in flight (scan.cu's vector scan) ------------------------------
+// scan_tiles gives a block one tile, so while its warp 0 waits on the look-back the block moves no bytes: on the
+// H100 at 2^28 float32 that wait was 0.09 ms of 0.81 (with no look-back the kernel ran 1.02x the copy). Here d
+// blocks stay resident and take tile after tile by ticket, two in registers at once: a block loads its next tile
+// and publishes that tile's aggregate *before* it looks back for the tile it holds, so its loads are in flight
+// during the wait and no tile's aggregate waits on another tile's look-back. (Drawn ahead but published after the
+// current look-back, a prefetched tile held up the tiles after it, and the look-backs chained from block to
+// block: 1.47 ms at 2^28 float32; bench/results/h100/scan_pipeline/.)
+
+// Scan tile `tile` (loaded in v) and publish its aggregate, or its inclusive prefix where it is the first; warp
+// offsets in woff, the tile's total in *total.
+template <typename T, int Q>
+__device__ void open_tile(T (&v)[Q][LoadVector<T>::V], long long tile, typename Status<T>::Word* status,
+                          unsigned epoch, T* woff, T* total) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const T sum = scan_segment<T, Q, LoadVector<T>::V>(v);
+    if (lane == 0) woff[warp] = sum;
+    __syncthreads();
+    if (warp == 0) {
+        const T mine = lane < warps ? woff[lane] : T(0);
+        const T w = lanes_inclusive(mine);
+        const T all = __shfl_sync(0xffffffffu, w, warps - 1);
+        if (lane == 0) Status<T>::put(status + tile, all, status_code(epoch, tile == 0 ? INCLUSIVE : AGGREGATE));
+        if (lane < warps) woff[lane] = w - mine;
+        if (lane == 0) *total = all;
+    }
+}
+
+// Look back for opened tile `tile`, publish its inclusive prefix and store it.
+template <typename T, int Q>
+__device__ void close_tile(T* __restrict__ out, long long n, long long tile, const T (&v)[Q][LoadVector<T>::V],
+                           typename Status<T>::Word* status, unsigned epoch, const T* woff, const T* total, T* carry) {
+    constexpr int V = LoadVector<T>::V;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const long long per_warp = 32LL * Q * V, seg = (tile * (blockDim.x >> 5) + warp) * per_warp;
+    if (warp == 0 && tile > 0) {
+        const T excl = lookback_walk<T>(status, tile, 0, epoch);
+        if (lane == 0) {
+            Status<T>::put(status + tile, excl + *total, status_code(epoch, INCLUSIVE));
+            *carry = excl;
+        }
+        __syncwarp();     // the look-back diverged: bar.sync is aligned, so the warp must arrive whole
+    }
+    __syncthreads();
+    store_segment<T, T, Q, V>(out, v, (tile > 0 ? *carry : T(0)) + woff[warp], seg, 0, n, seg + per_warp <= n, nullptr);
+}
+
+// A block's next ticket: `tiles` tickets hold tiles and each block draws one more, which ends it, so the grid draws
+// tiles + gridDim.x and the last draw wraps the counter to 0 for the next launch.
+__device__ __forceinline__ long long next_ticket(unsigned* counter, long long tiles, unsigned long long* slot) {
+    if (threadIdx.x == 0) *slot = atomicInc(counter, (unsigned)(tiles + gridDim.x - 1));
+    __syncthreads();
+    return (long long)*slot;
+}
+
+// Load tile `tile` into v and open it; false where the ticket holds no tile.
+template <typename T, int Q>
+__device__ __forceinline__ bool take_tile(const T* __restrict__ in, long long n, long long tile, long long tiles,
+                                          T (&v)[Q][LoadVector<T>::V], typename Status<T>::Word* status,
+                                          unsigned epoch, T* woff, T* total) {
+    constexpr int V = LoadVector<T>::V;
+    if (tile >= tiles) return false;
+    const long long per_warp = 32LL * Q * V, seg = (tile * (blockDim.x >> 5) + (threadIdx.x >> 5)) * per_warp;
+    load_segment<T, T, Q, V>(in, v, seg, 0, n, seg + per_warp <= n);
+    open_tile<T, Q>(v, tile, status, epoch, woff, total);
+    return true;
+}
+
+// The vector's inclusive prefix sums in `tiles` tiles of blockDim x Q vectors, on however many blocks the grid has
+// (the plan's d). The two tiles a block holds alternate between registers a and b (unrolled: registers cannot be
+// indexed), each with its warp offsets, total and ticket.
+template <typename T, int Q>
+__device__ void scan_resident(const T* __restrict__ in, T* __restrict__ out, long long n, long long tiles,
+                              unsigned* counter, typename Status<T>::Word* status, unsigned epoch) {
+    __shared__ T woff[2][32], total[2], carry;
+    __shared__ unsigned long long ticket[2];
+    T a[Q][LoadVector<T>::V], b[Q][LoadVector<T>::V];
+    long long ta = next_ticket(counter, tiles, &ticket[0]);
+    if (!take_tile<T, Q>(in, n, ta, tiles, a, status, epoch, woff[0], &total[0])) return;
+    for (;;) {
+        const long long tb = next_ticket(counter, tiles, &ticket[1]);
+        const bool more_b = take_tile<T, Q>(in, n, tb, tiles, b, status, epoch, woff[1], &total[1]);
+        close_tile<T, Q>(out, n, ta, a, status, epoch, woff[0], &total[0], &carry);
+        if (!more_b) return;
+        ta = next_ticket(counter, tiles, &ticket[0]);
+        const bool more_a = take_tile<T, Q>(in, n, ta, tiles, a, status, epoch, woff[0], &total[0]);
+        close_tile<T, Q>(out, n, tb, b, status, epoch, woff[1], &total[1], &carry);
+        if (!more_a) return;
+    }
 }

@@ -139,27 +139,17 @@ __device__ void reduce_partials_vec4(const float* __restrict__ in, float* __rest
     if (threadIdx.x == 0) partial[blockIdx.x] = acc;
 }
 
-// Where the time goes (H100, 2^28, cold L2, medians of 20; copy 0.714 ms float32, 1.420 float64):
-// with the carry forced to 0 (no look-back, wrong sums) the same kernel runs 0.731 / 1.454 ms, 1.02x
-// the copy; the look-back costs the rest, 0.09 ms. A block holds its tile in registers from its
-// loads until its carry arrives, an L2 round trip after its predecessor's aggregate, itself published
-// only once that tile's loads are in; larger tiles pay it fewer times (vectors 32: 0.806 / 1.573 ms).
-// Loading under the ticket took float32 from 0.860 to 0.821 ms at 16 vectors. Measured and not kept:
-// shorter or no back-off between polls (within 0.5 %), streaming cache hints (ld.cs/st.cs, +7 %), and
-// a persistent, pipelined scan (d blocks, each issuing its next tile's loads before its current
-// tile's look-back): 1.47 ms at best, because a block publishes its prefetched tile's aggregate only
-// after its current look-back, and the tiles after it, held by other blocks, wait for that: the
-// look-backs chain from block to block. Measured on 2026-11-26 and not kept: the tile's total taken as a
-// sum and published before its scan, so the tiles after it pass it sooner: float64 1.576 -> 1.544 ms at
-// 128 x 32, but float32 0.811 -> 0.869 (ptxas kept 113 registers a thread at 16 vectors, not 96: an
-// SM's fifth block lost); a wider look-back, each lane peeking 2 or 4 words a round and waiting only on
-// those before the nearest inclusive one: one word a lane within 1.5 % of today's walk, two 0.99 -
-// 1.02x it, four 0.99 - 1.07x (2^20 - 2^28, both dtypes). With no look-back at all (carry 0) the
-// kernel runs 1.02 - 1.05x the copy from 2^24 up, 1.07 - 1.15x below: the rest is the look-back's wait.
+// Where the time goes (H100, 2^28, cold L2, medians of 20; copy 0.715 ms float32, 1.421 float64): a block a tile
+// (lookback_scan.cuh's scan_tiles, as the row scan still runs) took 1.13x the copy at best, 1.02x with its carry
+// forced to 0: the rest was the block's wait on its look-back, its registers idle. Measured and not kept, a block
+// a tile: shorter or no back-off between polls (within 0.5 %), streaming cache hints (ld.cs/st.cs, +7 %), the
+// tile's total published before its scan (float32 0.811 -> 0.869 ms: 113 registers a thread, an SM's fifth block
+// lost), a look-back 2 or 4 words a lane wide (0.99 - 1.07x the walk). So d blocks stay resident and hold two
+// tiles (scan_resident): 1.047x the copy float32, 1.045x float64 (bench/results/h100/scan_pipeline/).
 #define LOOKBACK(T, S, Q)                                                                             \
-    extern "C" __global__ void scan_lookback_##S##_q##Q(const T* in, T* out, long long n, unsigned* c, \
-        Status<T>::Word* status, unsigned epoch, unsigned skew) {                                      \
-        scan_tiles<T, T, Q>(in, out, n, gridDim.x, c, status, epoch, skew); }
+    extern "C" __global__ void scan_lookback_##S##_q##Q(const T* in, T* out, long long n, long long tiles, \
+        unsigned* c, Status<T>::Word* status, unsigned epoch) {                                        \
+        scan_resident<T, Q>(in, out, n, tiles, c, status, epoch); }
 
 #define SCANS(T, S)                                                                                    \
     extern "C" __global__ void scan_shared_##S(const T* in, T* out, int n, int reps, int which) {     \
@@ -173,7 +163,7 @@ __device__ void reduce_partials_vec4(const float* __restrict__ in, float* __rest
         spread_step<T>(at, an, half); }                                                                \
     extern "C" __global__ void reduce_partials_##S(const T* in, T* partial, long long n) {            \
         reduce_partials<T>(in, partial, n); }                                                          \
-    LOOKBACK(T, S, 2) LOOKBACK(T, S, 4) LOOKBACK(T, S, 8) LOOKBACK(T, S, 16) LOOKBACK(T, S, 32)
+    LOOKBACK(T, S, 2) LOOKBACK(T, S, 4) LOOKBACK(T, S, 8) LOOKBACK(T, S, 16)
 
 SCANS(float, f32)
 SCANS(double, f64)

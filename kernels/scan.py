@@ -183,7 +183,7 @@ class SinglePassSum(_ScanBase):
                             rounds=unrolled_rounds(cdiv(d, 1024)), source=SOURCE)))
 
 
-MAX_BLOCK_VECTORS = 4096      # 16 registers a vector held: at most 64K a block (lookback_scan.cuh's tiles)
+MAX_BLOCK_VECTORS = 4096      # 16 registers a vector held (scan_resident: 8 in each of two tiles): at most 64K a block
 
 
 def tile_elements(threads: int, vectors: int, itemsize: int) -> int:
@@ -192,41 +192,46 @@ def tile_elements(threads: int, vectors: int, itemsize: int) -> int:
 
 
 def lookback_scan_plan(function: str, source: str, tiles: int, threads: int, vectors: int, in_bytes: int,
-                       out_bytes: int, dst: str, args: tuple, dynamic_shared: int = 0) -> Plan:
+                       out_bytes: int, dst: str, args: tuple, dynamic_shared: int = 0, blocks: int | None = None) -> Plan:
     """One launch of lookback_scan.cuh's scan (scan.cu's vector, shaped.cu's rows): ``tiles`` blocks each load their
     tile in one round and meet their predecessors through status words, written and read once a tile. A warp scans
     each of its ``vectors`` with six shuffles (scan_segment: five up, one broadcast), each a pass through the SM's
     shared data path per 4 bytes of the sum; warp 0 adds thirteen (the warps' offsets, a look-back window, its
     ballot). A staged store (sums twice the input's size) writes a lane's 32 bytes to shared memory and reads them
     back as two 16-byte halves: 8 + 4 + 4 passes a vector a warp. Once loaded, warp 0 reads its predecessors' status
-    words, written by other SMs and so served by the L2: one dependent L2 round a tile (``l2_rounds``)."""
+    words, written by other SMs and so served by the L2: one dependent L2 round a tile (``l2_rounds``).
+
+    ``blocks`` (scan_resident): that many blocks stay resident and take the tiles by ticket, each tile a DRAM round
+    (its loads) and an L2 round (its look-back) of its block, and a ticket more a block to end on; the per-block
+    fields are a block's average over the tiles (``working``)."""
     status = 2 * tiles * status_word_bytes(dst)
     warps, words = threads // 32, max(1, np.dtype(dst).itemsize // 4)
     staged = 16 * warps * vectors if dynamic_shared else 0
+    grid = min(tiles, blocks) if blocks else tiles
+    per_block = tiles / grid
     return Plan({"a": in_bytes, "out": out_bytes, "counter": 4, "status": status}, (Launch(
-        function, tiles, threads, dynamic_shared=dynamic_shared, args=args,
+        function, grid, threads, dynamic_shared=dynamic_shared, args=args,
         accesses=(Access("a", in_bytes), Access("status", status), Access("out", out_bytes, write=True)),
-        shared_wavefronts=(6 * warps * vectors + 13) * words + staged, rounds=1, l2_rounds=1, chain=0, atomics=1,
+        shared_wavefronts=((6 * warps * vectors + 13) * words + staged) * per_block, rounds=per_block,
+        l2_rounds=per_block, chain=0, atomics=per_block + (1 if blocks else 0), by_ticket=bool(blocks),
         source=source),))
 
 
 class LookbackScan(_ScanBase):
     """Beyond the seeds: inclusive prefix sums in one pass with decoupled look-back (any n).
 
-    A thread holds ``vectors`` 16-byte vectors (4 float32 or 2 float64 each) in registers, so a tile
-    is threads x vectors x 16 bytes. ``skew`` (not searched; tests set 1) makes a block first load
-    tile (index + skew) mod grid, to take the reload path.
+    ``d`` blocks stay resident and take tiles of threads x ``vectors`` 16-byte vectors (4 float32 or 2 float64
+    each) by ticket, two held in registers at once: a block loads and publishes its next tile before it looks back
+    for the one it holds (lookback_scan.cuh's scan_resident). A grid of more blocks than tiles has one a tile.
     """
 
     name = "prefix_sums_lookback"
     algorithm = "prefix_sums_optimal"    # costed as the optimal prefix sums on the UMM (one pass, l = L)
     beyond_seeds = True
-    tunables = {"threads": (128, 256, 512, 1024), "vectors": (2, 4, 8, 16, 32), "skew": (0, 1)}
-    defaults = {"threads": 512, "vectors": 8, "skew": 0}
-    searched = ("threads", "vectors")
+    tunables = {"threads": (128, 256, 512), "vectors": (2, 4, 8, 16), "d": (132, 264, 396, 528)}
+    defaults = {"threads": 256, "vectors": 4, "d": 396}   # within 1.08x (H100) and 1.12x (H200) of each ladder point's best
     restrictions = (f"threads * vectors <= {MAX_BLOCK_VECTORS}",)
     threads = "threads"
-    flat = {"skew": "a test hook: which tile a block loads first, not how much it loads"}
 
     @staticmethod
     def tile(params, itemsize) -> int:
@@ -234,17 +239,17 @@ class LookbackScan(_ScanBase):
 
     def model_values(self, size, params, case, limits):
         tiles = cdiv(size, self.tile(params, limits.itemsize))
-        return {"n": size, "p": umm_threads(tiles, params["threads"], limits)}
+        return {"n": size, "p": umm_threads(min(tiles, params["d"]), params["threads"], limits)}
 
     def launch_plan(self, size, dtype, params, case):
-        """One launch; a tile loads its vectors in one round and meets its predecessors through status words
-        (no serial hop is counted: the look-back reads 32 predecessors at a time)."""
+        """One launch of min(tiles, d) blocks that walk the tiles by ticket."""
         e = np.dtype(dtype).itemsize
+        tiles = cdiv(size, self.tile(params, e))
         return lookback_scan_plan(
-            f"scan_lookback_{suffix(dtype)}_q{params['vectors']}", SOURCE, cdiv(size, self.tile(params, e)),
-            params["threads"], params["vectors"], size * e, size * e, dtype,
-            (Array("a"), Array("out"), Scalar(size, "int64"), Array("counter"), Array("status"),
-             epoch_argument(), Scalar(params["skew"], "uint32")))
+            f"scan_lookback_{suffix(dtype)}_q{params['vectors']}", SOURCE, tiles, params["threads"],
+            params["vectors"], size * e, size * e, dtype,
+            (Array("a"), Array("out"), Scalar(size, "int64"), Scalar(tiles, "int64"), Array("counter"),
+             Array("status"), epoch_argument()), blocks=params["d"])
 
     def bind(self, data, dtype, **case):
         inputs = super().bind(data, dtype, **case)

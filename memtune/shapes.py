@@ -212,8 +212,9 @@ def _scan_plan(req: Request, device: str | None):
 
 
 def _vector_scan_block(n: int, itemsize: int, device: str | None) -> tuple[int, int]:
-    """(threads, vectors) of the tuned vector scan of n floats of ``itemsize`` bytes on ``device`` (the kernel's
-    defaults with no device, or where the tables pick another algorithm)."""
+    """(threads, vectors a thread holds) of the tuned vector scan of n floats of ``itemsize`` bytes on ``device``
+    (the kernel's defaults with no device, or where the tables pick another algorithm). The vector scan holds two
+    tiles of ``vectors`` a thread (scan_resident), the row scan one (scan_tiles): a row tile gets both's registers."""
     from .kernels import get
     from .runner import choose
 
@@ -223,7 +224,7 @@ def _vector_scan_block(n: int, itemsize: int, device: str | None) -> tuple[int, 
         choice = choose("prefix_sums", n, "float32" if itemsize == 4 else "float64", device)
         if choice.algorithm == kernel.name:
             params.update(choice.params)
-    return params["threads"], params["vectors"]
+    return params["threads"], 2 * params["vectors"]
 
 
 def _reduction_plan(req: Request):

@@ -211,13 +211,15 @@ def test_lookback_prefix_sums(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-def test_lookback_prefix_sums_when_tickets_disagree_with_block_order(dtype):
-    """Every block's speculative load is of the wrong tile (skew 1): the ticket's reload must win."""
+def test_lookback_prefix_sums_when_each_block_takes_many_tiles(dtype):
+    """132 resident blocks of 128 threads x 2 vectors over (2^24 + 5) / 1024 tiles float32 (2^24 + 5) / 512 float64:
+    every block opens its next tile before it closes the one it holds, 124 to 249 times, ending on a partial tile."""
     k = kernels.get("prefix_sums_lookback")
-    for size in (4097, (1 << 20) + 17):
-        inputs = k.make_inputs(size, dtype, 3)
-        for params in ({"threads": 128, "vectors": 2, "skew": 1}, {"threads": 512, "vectors": 8, "skew": 1}):
-            assert scan_error(k, inputs, **params) < scan_tol(dtype, size), (size, params)
+    size = (1 << 24) + 5
+    inputs = k.make_inputs(size, dtype, 4)
+    for params in ({"threads": 128, "vectors": 2, "d": 132}, {"threads": 512, "vectors": 8, "d": 528}):
+        assert scan_error(k, inputs, **params) < scan_tol(dtype, size), params
+        assert int(inputs.arrays["counter"].get()[0]) == 0, params
 
 
 @pytest.mark.parametrize("name,size", [("prefix_sums_lookback", (1 << 20) + 17), ("sat_1r1w_lookback", 1000 ** 2),

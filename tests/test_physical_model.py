@@ -602,19 +602,37 @@ def test_a_transposed_scatter_keeps_only_a_few_sectors_live_between_touches():
         100 / m.scattered_rate(True, 2e3))                           # the rate at the reuse, not the array's
 
 
-def test_a_look_back_scan_counts_its_warps_shuffles_so_large_tiles_lose_where_few_waves_hide_them():
+def test_a_look_back_scan_counts_its_warps_shuffles_and_its_blocks_take_the_tiles_by_ticket():
     """scan_segment shuffles six times a vector a warp (five up, one broadcast) and warp 0 thirteen more (the warps'
-    offsets, one look-back window, its ballot): 6 x 4 x 32 + 13 at 128 threads x 32 vectors, twice that for 8-byte
-    sums; a staged store adds 8 + 4 + 4 passes a vector a warp (a lane's 32 bytes stored, read back as two halves).
-    On the H100 at 2^24 float32, 128 x 32 measured 65.7 us against 60.8 for 512 x 8 (bench/results/h100/
-    lookback_ticket/experiments_window.json): the model, which priced them alike, now ranks them so."""
+    offsets, one look-back window, its ballot): 6 x 4 x 16 + 13 a tile at 128 threads x 16 vectors, twice that for
+    8-byte sums; a staged store adds 8 + 4 + 4 passes a vector a warp (a lane's 32 bytes stored, read back as two
+    halves). The vector scan's d = 132 blocks take 2^24 / 8192 = 2048 tiles by ticket, 15.5 a block: each tile its
+    shuffles, a DRAM round (its loads), an L2 round (its look-back) and a ticket, and a block one ticket more to end."""
     from memtune.kernels.shaped import row_scan_plan
 
     k = kernels.get("prefix_sums_lookback")
-    big, small = ({"threads": 128, "vectors": 32}, {"threads": 512, "vectors": 8})
-    assert k.launch_plan(1 << 20, "float32", {**big, "skew": 0}, {}).launches[-1].shared_wavefronts == 6 * 4 * 32 + 13
+    (launch,) = k.launch_plan(1 << 24, "float32", {"threads": 128, "vectors": 16, "d": 132}, {}).launches
+    per_block = 2048 / 132
+    assert launch.blocks == 132 and launch.by_ticket
+    assert launch.rounds == launch.l2_rounds == pytest.approx(per_block)
+    assert launch.atomics == pytest.approx(per_block + 1)
+    assert launch.shared_wavefronts == pytest.approx((6 * 4 * 16 + 13) * per_block)
     staged = row_scan_plan(1 << 20, 1 << 20, "int32", "int64", 128, 8).launches[-1]
-    assert staged.shared_wavefronts == 2 * (6 * 4 * 8 + 13) + 16 * 4 * 8
-    model = PhysicalModel(H100)
-    t_big, t_small = (model.predict_ms(k, 1 << 24, "float32", k.check_params(p), {}) for p in (big, small))
-    assert t_small < t_big
+    assert staged.shared_wavefronts == 2 * (6 * 4 * 8 + 13) + 16 * 4 * 8 and not staged.by_ticket
+
+
+def test_a_grid_that_takes_its_tiles_by_ticket_works_on_its_resident_blocks_alone():
+    """512 threads of scan_lookback_f32_q8 (over 64 registers a thread) fit one block an SM: of d = 264 blocks the
+    132 resident take every ticket, and the 132 parked behind them start once the tickets are gone and exit. The
+    launch is then 132 blocks doing twice a planned block's work, plus the parked blocks' starts (not two waves,
+    each waiting out its own rounds)."""
+    k = kernels.get("prefix_sums_lookback")
+    (launch,) = k.launch_plan(1 << 24, "float32", {"threads": 512, "vectors": 8, "d": 264}, {}).launches
+    served = L.Served(2 * 4 * (1 << 24), 0.0)
+    wide = L.launch_time(launch, served, H100)
+    twice = {f: 2 * getattr(launch, f) for f in ("rounds", "l2_rounds", "shared_wavefronts", "atomics")}
+    narrow = L.launch_time(replace(launch, grid=132, by_ticket=False, **twice), served, H100)
+    parked = 132 / 132 * (H100["block_launch"] + 16 * H100["warp_launch"])
+    assert wide.blocks_per_sm == 1 and launch.blocks == 264
+    assert wide.total_ns == pytest.approx(narrow.total_ns + parked, rel=1e-12)
+    assert float(L.launch_expr(wide, H100).subs(L.symbol_values(H100))) == pytest.approx(wide.total_ns, rel=1e-9)

@@ -46,7 +46,7 @@ the probed ``timing_intercept`` to every run once.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 import sympy
@@ -138,6 +138,8 @@ class Launch:
     chain: float = 0.0               # serial one-way flag hops on the critical path
     atomics: float = 0.0             # atomics per block on one shared address (a ticket): serialised
     fp64: bool = False
+    by_ticket: bool = False          # the blocks take their tiles by ticket, so the resident ones take them all:
+                                     # a grid beyond one wave idles the rest (they start once the tickets are gone)
     working: int | None = None       # the tiles the grid walks grid-stride, where it does: a grid of more blocks
                                      # idles the rest (they start and exit at once); a grid of fewer gives some
                                      # blocks one tile more than others, and the per-block fields are a working
@@ -317,7 +319,10 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
         return LaunchTime(launch, 0, math.inf, math.inf, math.inf, math.inf, 0.0, math.inf, served)
     sms = int(machine["sms"])
     concurrent = b * sms
+    planned = launch
+    launch, parked = resident(launch, concurrent)
     grid, idle = working_blocks(launch)
+    idle += parked
     full, tail = divmod(grid, concurrent)
     beta = machine["copy_bandwidth"]                     # GB/s = bytes per ns
     latency = round_latency(served, machine)
@@ -376,7 +381,7 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     body = max(body, grid * launch.atomics * machine["atomic_interval"]) + idle / sms * block_ns
     chain = launch.chain * machine["flag_round_trip"] / 2
     total = body + chain
-    return LaunchTime(launch, b, grid / concurrent, memory, latency_total, instruction, chain, total, served)
+    return LaunchTime(planned, b, grid / concurrent, memory, latency_total, instruction, chain, total, served)
 
 
 def imbalance(launch: Launch, sms: int) -> tuple[float, float]:
@@ -403,6 +408,20 @@ def round_latency(served: Served, machine) -> float:
     through the L1, which the probed chase (.cg, one thread) skips: on the H100 a round takes 381 ns from DRAM
     and 182 from the L2 against the chase's 293 and 149 (probed 2026-11-26; bench/column_walk.py)."""
     return machine["walk_dram_latency"] if served.dram > 0 else machine["walk_l2_latency"]
+
+
+def resident(launch: Launch, concurrent: int) -> tuple[Launch, int]:
+    """(the launch as its working blocks run it, the blocks it parks): a grid that takes its tiles by ticket and
+    has more blocks than run at once does all its work on the ``concurrent`` resident ones (a block parked behind
+    them starts only when the tickets are gone, and exits at once), so each of those does the grid's per-block
+    work ``blocks / concurrent`` times over."""
+    if not launch.by_ticket or launch.blocks <= concurrent:
+        return launch, 0
+    k = launch.blocks / concurrent
+    return replace(launch, grid=concurrent, rounds=launch.rounds * k, l2_rounds=launch.l2_rounds * k,
+                   shared_wavefronts=launch.shared_wavefronts * k, shared_rounds=launch.shared_rounds * k,
+                   fma_chain=launch.fma_chain * k, barriers=launch.barriers * k, flops=launch.flops * k,
+                   atomics=launch.atomics * k), launch.blocks - concurrent
 
 
 def working_blocks(launch: Launch) -> tuple[int, int]:
@@ -492,9 +511,11 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
     """One launch's time (ns) as a sympy expression in the machine symbols, with the geometry as numbers."""
     if t.blocks_per_sm == 0:
         return sympy.oo
-    launch, sms = t.launch, int(machine["sms"])
+    sms = int(machine["sms"])
     concurrent = t.blocks_per_sm * sms
+    launch, parked = resident(t.launch, concurrent)
     grid, idle = working_blocks(launch)
+    idle += parked
     full, tail = divmod(grid, concurrent)
     lat_sym = LAT if t.served.dram > 0 else LAT2
     shared_lat = sympy.nsimplify(launch.shared_rounds * machine["shared_latency"]) / SIGMA
