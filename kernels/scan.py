@@ -202,8 +202,8 @@ def lookback_scan_plan(function: str, source: str, tiles: int, threads: int, vec
     words, written by other SMs and so served by the L2: one dependent L2 round a tile (``l2_rounds``).
 
     ``blocks`` (scan_resident): that many blocks stay resident and take the tiles by ticket, each tile a DRAM round
-    (its loads) and an L2 round (its look-back) of its block, and a ticket more a block to end on; the per-block
-    fields are a block's average over the tiles (``working``)."""
+    (its loads) and two L2 rounds of its block: its ticket, an atomic in the L2 that the tile's addresses wait on,
+    and its look-back; and each block one ticket more, to end on. The per-block fields are a block's average."""
     status = 2 * tiles * status_word_bytes(dst)
     warps, words = threads // 32, max(1, np.dtype(dst).itemsize // 4)
     staged = 16 * warps * vectors if dynamic_shared else 0
@@ -213,7 +213,8 @@ def lookback_scan_plan(function: str, source: str, tiles: int, threads: int, vec
         function, grid, threads, dynamic_shared=dynamic_shared, args=args,
         accesses=(Access("a", in_bytes), Access("status", status), Access("out", out_bytes, write=True)),
         shared_wavefronts=((6 * warps * vectors + 13) * words + staged) * per_block, rounds=per_block,
-        l2_rounds=per_block, chain=0, atomics=per_block + (1 if blocks else 0), by_ticket=bool(blocks),
+        l2_rounds=2 * per_block + 1 if blocks else per_block, chain=0, atomics=per_block + (1 if blocks else 0),
+        by_ticket=bool(blocks),
         source=source),))
 
 

@@ -66,11 +66,11 @@ def test_a_look_back_plan_is_its_one_launch_and_each_launch_takes_a_new_epoch(na
     (launch,) = k.plan(size, "float32", {}).launches
     at = [i for i, a in enumerate(launch.args) if isinstance(a, HostValue)]
     # the vector scan's blocks (396 by default) take 2^20 / 4096 = 256 tiles by ticket, one a block, and each
-    # draws one more ticket to end on; its warp 0 reads its predecessors' status words once loaded: one dependent
-    # L2 round a tile
+    # draws one more ticket to end on: each ticket a dependent L2 round (an atomic the tile's addresses wait on),
+    # and one more a tile for its look-back (warp 0 reads its predecessors' status words once loaded)
     vector = name == "prefix_sums_lookback"
     assert len(at) == 1 and launch.source and launch.atomics == (2 if vector else 1)
-    assert launch.l2_rounds == (1 if vector else 0) and launch.blocks == (256 if vector else launch.blocks)
+    assert launch.l2_rounds == (3 if vector else 0) and launch.blocks == (256 if vector else launch.blocks)
     inputs = SimpleNamespace(host={})
     assert [int(_host(inputs, launch.args)[at[0]]) for _ in range(3)] == [1, 2, 3]
     inputs.host["epoch"] = EPOCHS
