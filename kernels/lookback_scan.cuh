@@ -1,5 +1,6 @@
-// The single-pass prefix sum with decoupled look-back, for one vector (scan.cu's scan_lookback) and for
-// rows of `len` elements laid end to end (shaped.cu's row_scan), reading IN and summing in OUT.
+// The single-pass prefix sum with decoupled look-back: rows of `len` elements laid end to end, a block a tile
+// (scan_tiles, shaped.cu's row_scan), reading IN and summing in OUT; and one vector on resident blocks that take
+// tile after tile (scan_resident, scan.cu's scan_lookback).
 //
 // Rows: a row is its own run of `tiles_per_row` tiles, numbered from an element aligned to a vector
 // at or before the row's start, so every load but the row's first and last vectors is one aligned
@@ -158,7 +159,8 @@ struct RowTile {
 // The ticket's atomic is a round trip to L2 that would hold back the block's first load. So the block
 // loads the tile of its own index while the ticket travels, and reloads only where the ticket differs
 // (a block that started out of index order); the ticket alone decides the tile, so the look-back still
-// waits only on tiles that are running. `skew` != 0 (tests) makes the first guess wrong, to take the reload.
+// waits only on tiles that are running. `skew` != 0 makes the first guess wrong, to take the reload (the row
+// scan passes 0: its rows' tests take the reload only where blocks start out of order).
 template <typename IN, typename OUT, int Q>
 __device__ void scan_tiles(const IN* __restrict__ in, OUT* __restrict__ out, long long len, long long tiles_per_row,
                            unsigned* counter, typename Status<OUT>::Word* status, unsigned epoch, unsigned skew) {
