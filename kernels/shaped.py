@@ -38,6 +38,10 @@ SCAN_SUMS = 16                                # sums a thread of a segmented sca
 ROW_SCAN_VECTORS = (4, 8, 16)                 # row_scan's instances: 16-byte vectors of sums a thread
 ROW_SCAN_THREADS = (128, 256, 512, 1024)
 ROW_SCAN_WASTE = 0.10                         # the most of a row's tiles left idle past its end
+# the row scan's block where no table tunes the vector scan: the one-tile-a-block vector scan's default, 512 x 8
+# (60.8 us at 2^24 float32 on the H100 against 65.7 for 128 x 32, bench/results/h100/lookback_ticket/
+# experiments_window.json)
+ROW_SCAN_BLOCK = (512, 8)
 # vectors a thread where the sums are wider than the input: float32 and int32 into float64 ran 0.108-0.110 ms at
 # 2^24 in 8 vectors a thread against 0.126-0.128 in 16, the float64 vector's tuned count (H100,
 # bench/results/h100/row_scan.json); uint16 into int32 and float32 fastest at 8 and 4 too

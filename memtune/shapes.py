@@ -212,19 +212,18 @@ def _scan_plan(req: Request, device: str | None):
 
 
 def _vector_scan_block(n: int, itemsize: int, device: str | None) -> tuple[int, int]:
-    """(threads, vectors a thread holds) of the tuned vector scan of n floats of ``itemsize`` bytes on ``device``
-    (the kernel's defaults with no device, or where the tables pick another algorithm). The vector scan holds two
-    tiles of ``vectors`` a thread (scan_resident), the row scan one (scan_tiles): a row tile gets both's registers."""
-    from .kernels import get
+    """(threads, vectors a thread holds) of the tuned vector scan of n floats of ``itemsize`` bytes on ``device``: it
+    holds two tiles of ``vectors`` a thread (scan_resident), the row scan one (scan_tiles), so a row tile gets both's
+    registers. With no device, or where the tables pick another algorithm, the row scan's own ROW_SCAN_BLOCK."""
+    from .kernels import get, shaped
     from .runner import choose
 
     kernel = get("prefix_sums_lookback")
-    params = dict(kernel.defaults)
     if device:
         choice = choose("prefix_sums", n, "float32" if itemsize == 4 else "float64", device)
         if choice.algorithm == kernel.name:
-            params.update(choice.params)
-    return params["threads"], 2 * params["vectors"]
+            return choice.params["threads"], 2 * choice.params["vectors"]
+    return shaped.ROW_SCAN_BLOCK
 
 
 def _reduction_plan(req: Request):
