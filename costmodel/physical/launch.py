@@ -320,9 +320,7 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     sms = int(machine["sms"])
     concurrent = b * sms
     planned = launch
-    launch, parked = resident(launch, concurrent)
-    grid, idle = working_blocks(launch)
-    idle += parked
+    launch, grid, idle = running(launch, concurrent)
     full, tail = divmod(grid, concurrent)
     beta = machine["copy_bandwidth"]                     # GB/s = bytes per ns
     latency = round_latency(served, machine)
@@ -424,6 +422,14 @@ def resident(launch: Launch, concurrent: int) -> tuple[Launch, int]:
                    atomics=launch.atomics * k), launch.blocks - concurrent
 
 
+def running(launch: Launch, concurrent: int) -> tuple[Launch, int, int]:
+    """(the launch as its working blocks run it, those blocks, the blocks that start and exit at once): what
+    ``launch_time`` and ``launch_expr`` both price."""
+    launch, parked = resident(launch, concurrent)
+    grid, idle = working_blocks(launch)
+    return launch, grid, idle + parked
+
+
 def working_blocks(launch: Launch) -> tuple[int, int]:
     """(blocks with work, blocks that start and exit at once): a grid larger than a kernel's work items leaves
     its extra blocks idle, so the work runs on the working blocks' SMs alone."""
@@ -513,9 +519,7 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
         return sympy.oo
     sms = int(machine["sms"])
     concurrent = t.blocks_per_sm * sms
-    launch, parked = resident(t.launch, concurrent)
-    grid, idle = working_blocks(launch)
-    idle += parked
+    launch, grid, idle = running(t.launch, concurrent)
     full, tail = divmod(grid, concurrent)
     lat_sym = LAT if t.served.dram > 0 else LAT2
     shared_lat = sympy.nsimplify(launch.shared_rounds * machine["shared_latency"]) / SIGMA
