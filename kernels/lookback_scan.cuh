@@ -225,13 +225,25 @@ __device__ void open_tile(T (&v)[Q][LoadVector<T>::V], long long tile, typename 
     }
 }
 
+// The first element of this thread's warp in tile `tile` of the vector.
+__device__ __forceinline__ long long tile_segment(long long tile, long long per_warp) {
+    return (tile * (blockDim.x >> 5) + (threadIdx.x >> 5)) * per_warp;
+}
+
+template <typename T, int Q>
+__device__ __forceinline__ void load_tile(const T* __restrict__ in, long long n, long long tile,
+                                          T (&v)[Q][LoadVector<T>::V]) {
+    const long long per_warp = 32LL * Q * LoadVector<T>::V, seg = tile_segment(tile, per_warp);
+    load_segment<T, T, Q, LoadVector<T>::V>(in, v, seg, 0, n, seg + per_warp <= n);
+}
+
 // Look back for opened tile `tile`, publish its inclusive prefix and store it.
 template <typename T, int Q>
 __device__ void close_tile(T* __restrict__ out, long long n, long long tile, const T (&v)[Q][LoadVector<T>::V],
                            typename Status<T>::Word* status, unsigned epoch, const T* woff, const T* total, T* carry) {
     constexpr int V = LoadVector<T>::V;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const long long per_warp = 32LL * Q * V, seg = (tile * (blockDim.x >> 5) + warp) * per_warp;
+    const long long per_warp = 32LL * Q * V, seg = tile_segment(tile, per_warp);
     if (warp == 0 && tile > 0) {
         const T excl = lookback_walk<T>(status, tile, 0, epoch);
         if (lane == 0) {
@@ -257,10 +269,8 @@ template <typename T, int Q>
 __device__ __forceinline__ bool take_tile(const T* __restrict__ in, long long n, long long tile, long long tiles,
                                           T (&v)[Q][LoadVector<T>::V], typename Status<T>::Word* status,
                                           unsigned epoch, T* woff, T* total) {
-    constexpr int V = LoadVector<T>::V;
     if (tile >= tiles) return false;
-    const long long per_warp = 32LL * Q * V, seg = (tile * (blockDim.x >> 5) + (threadIdx.x >> 5)) * per_warp;
-    load_segment<T, T, Q, V>(in, v, seg, 0, n, seg + per_warp <= n);
+    load_tile<T, Q>(in, n, tile, v);
     open_tile<T, Q>(v, tile, status, epoch, woff, total);
     return true;
 }
@@ -268,12 +278,25 @@ __device__ __forceinline__ bool take_tile(const T* __restrict__ in, long long n,
 // The vector's inclusive prefix sums in `tiles` tiles of blockDim x Q vectors, on however many blocks the grid has
 // (the plan's d). The two tiles a block holds alternate between registers a and b (unrolled: registers cannot be
 // indexed), each with its warp offsets, total and ticket.
+//
+// A ticket is a round trip to the L2 before the tile's loads can leave. A grid of a block a tile takes none: each
+// block scans the tile of its index (blocks start in index order, so the tiles it looks back on are running or
+// done); 0.85-0.93x the ticketed kernel's time at 2^10-2^14 on the H100. Measured and not kept: a block loading the
+// tile of its index while its first ticket travels, reloading where the ticket names another (as scan_tiles
+// does): 1.02-1.16x slower at 2^22-2^24, the first tickets too often out of index order
+// (bench/results/h100/scan_guess/).
 template <typename T, int Q>
 __device__ void scan_resident(const T* __restrict__ in, T* __restrict__ out, long long n, long long tiles,
                               unsigned* counter, typename Status<T>::Word* status, unsigned epoch) {
     __shared__ T woff[2][32], total[2], carry;
     __shared__ unsigned long long ticket[2];
     T a[Q][LoadVector<T>::V], b[Q][LoadVector<T>::V];
+    const long long mine = blockIdx.x;
+    if (gridDim.x >= tiles) {
+        if (take_tile<T, Q>(in, n, mine, tiles, a, status, epoch, woff[0], &total[0]))
+            close_tile<T, Q>(out, n, mine, a, status, epoch, woff[0], &total[0], &carry);
+        return;
+    }
     long long ta = next_ticket(counter, tiles, &ticket[0]);
     if (!take_tile<T, Q>(in, n, ta, tiles, a, status, epoch, woff[0], &total[0])) return;
     for (;;) {

@@ -203,18 +203,26 @@ def lookback_scan_plan(function: str, source: str, tiles: int, threads: int, vec
 
     ``blocks`` (scan_resident): that many blocks stay resident and take the tiles by ticket, each tile a DRAM round
     (its loads) and two L2 rounds of its block: its ticket, an atomic in the L2 that the tile's addresses wait on,
-    and its look-back; and each block one ticket more, to end on. The per-block fields are a block's average."""
+    and its look-back; and each block one ticket more, to end on. A grid of a block a tile (tiles <= blocks) draws no
+    ticket: its blocks take the tiles of their index, all loaded at once, so no predecessor of the last tile holds
+    its inclusive prefix when its walk starts. Its walk reads 32 predecessors a round; those of the first 32 tiles
+    end on tile 0's prefix in one round, and each round after it the prefixes published reach back past two more
+    windows of the walk still running (a tile 64 on finds, in its second window, tiles that finished in their
+    first): the last tile's walk takes tiles / 64 rounds, one at least. The per-block fields are a block's
+    average."""
     status = 2 * tiles * status_word_bytes(dst)
     warps, words = threads // 32, max(1, np.dtype(dst).itemsize // 4)
     staged = 16 * warps * vectors if dynamic_shared else 0
     grid = min(tiles, blocks) if blocks else tiles
     per_block = tiles / grid
+    ticketed = bool(blocks) and tiles > blocks
     return Plan({"a": in_bytes, "out": out_bytes, "counter": 4, "status": status}, (Launch(
         function, grid, threads, dynamic_shared=dynamic_shared, args=args,
         accesses=(Access("a", in_bytes), Access("status", status), Access("out", out_bytes, write=True)),
         shared_wavefronts=((6 * warps * vectors + 13) * words + staged) * per_block, rounds=per_block,
-        l2_rounds=2 * per_block + 1 if blocks else per_block, chain=0, atomics=per_block + (1 if blocks else 0),
-        by_ticket=bool(blocks),
+        l2_rounds=2 * per_block + 1 if ticketed else (max(1.0, tiles / 64) if blocks else per_block), chain=0,
+        atomics=per_block + 1 if ticketed else (0 if blocks else per_block),
+        by_ticket=ticketed,
         source=source),))
 
 

@@ -55,8 +55,9 @@ def test_only_files_that_include_the_selector_compile_per_kernel():
 @pytest.mark.parametrize("name,size", [("prefix_sums_lookback", 1 << 20), ("sat_1r1w_lookback", 1024 ** 2),
                                        ("sat_tiles_lookback", 1024 ** 2)])
 def test_a_look_back_plan_is_its_one_launch_and_each_launch_takes_a_new_epoch(name, size):
-    """No memset resets the ticket counter (lookback.cuh's draw_ticket wraps it): the plan is the look-back launch
-    alone, and the epoch it passes is the last one plus one, every launch, wrapping before 2^30."""
+    """No memset resets the ticket counter (lookback.cuh's draw_ticket and lookback_scan.cuh's next_ticket wrap it):
+    the plan is the look-back launch alone, and the epoch it passes is the last one plus one, every launch, wrapping
+    before 2^30."""
     from types import SimpleNamespace
 
     from memtune.costmodel.physical.launch import HostValue
@@ -65,12 +66,17 @@ def test_a_look_back_plan_is_its_one_launch_and_each_launch_takes_a_new_epoch(na
     k = kernels.get(name)
     (launch,) = k.plan(size, "float32", {}).launches
     at = [i for i, a in enumerate(launch.args) if isinstance(a, HostValue)]
-    # the vector scan's blocks (396 by default) take 2^20 / 4096 = 256 tiles by ticket, one a block, and each
-    # draws one more ticket to end on: each ticket a dependent L2 round (an atomic the tile's addresses wait on),
-    # and one more a tile for its look-back (warp 0 reads its predecessors' status words once loaded)
+    # 2^20 / 4096 = 256 tiles are fewer than the vector scan's 396 blocks (its default d): a block a tile, by its
+    # index, so no ticket; all 256 loaded at once, the last tile's walk back (warp 0 reads 32 predecessors' status
+    # words a round) takes 256 / 64 = 4 dependent L2 rounds. At 2^22 (1024 tiles) the blocks draw 1024 + 396
+    # tickets: 2 L2 rounds a tile (its ticket, its look-back) and one a block to end on.
     vector = name == "prefix_sums_lookback"
-    assert len(at) == 1 and launch.source and launch.atomics == (2 if vector else 1)
-    assert launch.l2_rounds == (3 if vector else 0) and launch.blocks == (256 if vector else launch.blocks)
+    assert len(at) == 1 and launch.source and launch.atomics == (0 if vector else 1)
+    assert launch.l2_rounds == (4 if vector else 0) and launch.blocks == (256 if vector else launch.blocks)
+    if vector:
+        (wide,) = k.plan(4 * size, "float32", {}).launches
+        assert wide.blocks == 396 and wide.atomics == pytest.approx(1024 / 396 + 1)
+        assert wide.l2_rounds == pytest.approx(2 * 1024 / 396 + 1)
     inputs = SimpleNamespace(host={})
     assert [int(_host(inputs, launch.args)[at[0]]) for _ in range(3)] == [1, 2, 3]
     inputs.host["epoch"] = EPOCHS
