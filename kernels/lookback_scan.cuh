@@ -281,7 +281,7 @@ __device__ __forceinline__ bool take_tile(const T* __restrict__ in, long long n,
 //
 // A ticket is a round trip to the L2 before the tile's loads can leave. A grid of a block a tile takes none: each
 // block scans the tile of its index (blocks start in index order, so the tiles it looks back on are running or
-// done); 0.85-0.93x the ticketed kernel's time at 2^10-2^14 on the H100. Measured and not kept: a block loading the
+// done); 0.83-0.94x the ticketed kernel's time at 2^10-2^14 on the H100. Measured and not kept: a block loading the
 // tile of its index while its first ticket travels, reloading where the ticket names another (as scan_tiles
 // does): 1.02-1.16x slower at 2^22-2^24, the first tickets too often out of index order
 // (bench/results/h100/scan_guess/).

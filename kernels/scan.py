@@ -231,7 +231,8 @@ class LookbackScan(_ScanBase):
 
     ``d`` blocks stay resident and take tiles of threads x ``vectors`` 16-byte vectors (4 float32 or 2 float64
     each) by ticket, two held in registers at once: a block loads and publishes its next tile before it looks back
-    for the one it holds (lookback_scan.cuh's scan_resident). A grid of more blocks than tiles has one a tile.
+    for the one it holds (lookback_scan.cuh's scan_resident). Where d >= tiles the grid has a block a tile, each
+    taking the tile of its index with no ticket.
     """
 
     name = "prefix_sums_lookback"
