@@ -31,12 +31,28 @@ CONFIGS = [("conv_hmm", 256 ** 2, "float32", {"v": 1}, {"p": 1024, "d": 132, "ti
 ROUNDS = 4
 
 
+def alternate(plan, before_source: str, inputs, repeats: int, rounds: int = ROUNDS) -> dict:
+    """``plan`` under today's source and under ``before_source`` (a registered source key), in ``rounds``
+    alternating rounds, each a median of ``repeats``: both medians, their ratio and every round's time."""
+    from memtune.kernels.executor import run_plan
+
+    before = dataclasses.replace(plan, launches=tuple(dataclasses.replace(x, source=before_source) if x.source else x
+                                                      for x in plan.launches))
+    now, then = [], []
+    for _ in range(rounds):
+        now.append(timed(lambda: run_plan(plan, inputs), repeats))
+        then.append(timed(lambda: run_plan(before, inputs), repeats))
+    row = {"now_ms": float(np.median(now)), "before_ms": float(np.median(then)), "rounds_now": now,
+           "rounds_before": then}
+    row["ratio"] = row["now_ms"] / row["before_ms"]
+    return row
+
+
 def main() -> int:
     args, out = setup(__doc__, repeats=10, extra=lambda p: p.add_argument("--before", required=True,
                                                                           help="the earlier source of the kernels' .cu file"))
     from memtune import kernels
     from memtune.kernels.device import register_source
-    from memtune.kernels.executor import run_plan
 
     folder = Path(kernels.__file__).parent
     old = {}
@@ -46,18 +62,9 @@ def main() -> int:
         source = kernel.plan(n, dtype, params, case).launches[-1].source
         if source not in old:
             old[source] = register_source(Path(args.before).read_text(), (f"-I{folder}",))
-        plan = kernel.plan(n, dtype, params, case)
-        before = dataclasses.replace(plan, launches=tuple(dataclasses.replace(x, source=old[source]) if x.source else x
-                                                          for x in plan.launches))
         inputs = kernel.make_inputs(n, dtype, 0, **case)
-        now, then = [], []
-        for _ in range(ROUNDS):
-            now.append(timed(lambda: run_plan(plan, inputs), args.repeats))
-            then.append(timed(lambda: run_plan(before, inputs), args.repeats))
         row = {"kernel": name, "size": n, "dtype": dtype, "case": case, "params": params,
-               "now_ms": float(np.median(now)), "before_ms": float(np.median(then)),
-               "rounds_now": now, "rounds_before": then}
-        row["ratio"] = row["now_ms"] / row["before_ms"]
+               **alternate(kernel.plan(n, dtype, params, case), old[source], inputs, args.repeats)}
         rows.append(row)
         print(f"{name:11s} {dtype} n={n:<10} {json.dumps(case):10s} now {row['now_ms']:.4f}  before "
               f"{row['before_ms']:.4f} ms  ratio {row['ratio']:.3f}", flush=True)

@@ -216,14 +216,17 @@ def lookback_scan_plan(function: str, source: str, tiles: int, threads: int, vec
     grid = min(tiles, blocks) if blocks else tiles
     per_block = tiles / grid
     ticketed = bool(blocks) and tiles > blocks
+    if ticketed:                 # a ticket and a look-back a tile, a ticket more to end on
+        l2_rounds, atomics = 2 * per_block + 1, per_block + 1
+    elif blocks:                 # a block a tile by its index: the last tile's walk, no ticket
+        l2_rounds, atomics = max(1.0, tiles / 64), 0
+    else:                        # scan_tiles (rows): a block a tile by ticket, its first load under it
+        l2_rounds, atomics = per_block, per_block
     return Plan({"a": in_bytes, "out": out_bytes, "counter": 4, "status": status}, (Launch(
         function, grid, threads, dynamic_shared=dynamic_shared, args=args,
         accesses=(Access("a", in_bytes), Access("status", status), Access("out", out_bytes, write=True)),
         shared_wavefronts=((6 * warps * vectors + 13) * words + staged) * per_block, rounds=per_block,
-        l2_rounds=2 * per_block + 1 if ticketed else (max(1.0, tiles / 64) if blocks else per_block), chain=0,
-        atomics=per_block + 1 if ticketed else (0 if blocks else per_block),
-        by_ticket=ticketed,
-        source=source),))
+        l2_rounds=l2_rounds, chain=0, atomics=atomics, by_ticket=ticketed, source=source),))
 
 
 class LookbackScan(_ScanBase):

@@ -4,17 +4,15 @@ BEFORE), one process, alternating rounds, cold L2, medians of --repeats; the dev
 of each ladder point. guess/ab.json: with guess/guess.patch applied to kernels/ (the first tile guessed under its
 ticket); ab.json: the kept kernel (a block a tile by index, no ticket; otherwise as before).
 Usage: python ab.py --before DIR --table TABLE.csv --out OUT"""
-import dataclasses
 import json
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 from common import setup  # noqa: E402  (bench/common.py)
-from shapes import timed  # noqa: E402
+from source_ab import alternate  # noqa: E402
 
 ROUNDS = 3
 
@@ -24,7 +22,6 @@ def main():
                                                  p.add_argument("--table", required=True)))
     from memtune import kernels
     from memtune.kernels.device import register_source
-    from memtune.kernels.executor import run_plan
     from memtune.kernels.timing import measure
 
     before_dir = Path(args.before)
@@ -45,15 +42,8 @@ def main():
             inputs = scan.make_inputs(n, dtype, 2)
             c = measure(copy, copy.make_inputs(n, dtype, 1, perm="identical"), repeats=args.repeats)["median_ms"]
             for params in configs:
-                plan = scan.plan(n, dtype, params, {})
-                before = dataclasses.replace(plan, launches=tuple(dataclasses.replace(x, source=old) for x in plan.launches))
-                now, then = [], []
-                for _ in range(ROUNDS):
-                    now.append(timed(lambda: run_plan(plan, inputs), args.repeats))
-                    then.append(timed(lambda: run_plan(before, inputs), args.repeats))
-                row = {"dtype": dtype, "size": n, "params": params, "now_ms": float(np.median(now)),
-                       "before_ms": float(np.median(then)), "copy_ms": c, "rounds_now": now, "rounds_before": then}
-                row["ratio"] = row["now_ms"] / row["before_ms"]
+                row = {"dtype": dtype, "size": n, "params": params, "copy_ms": c,
+                       **alternate(scan.plan(n, dtype, params, {}), old, inputs, args.repeats, ROUNDS)}
                 row["now_over_copy"] = row["now_ms"] / c
                 rows.append(row)
                 print(f"{dtype} 2^{bits} {json.dumps(params)}: now {row['now_ms'] * 1e3:.2f} us, before "
