@@ -622,6 +622,23 @@ def test_a_look_back_scan_counts_its_warps_shuffles_and_its_blocks_take_the_tile
     assert staged.shared_wavefronts == 2 * (6 * 4 * 8 + 13) + 16 * 4 * 8 and not staged.by_ticket
 
 
+def test_a_ticketed_look_back_scan_ends_with_its_busiest_block():
+    """3.3 * 10^6 floats in tiles of 256 threads x 8 vectors of 4 are 403 tiles; on d = 396 blocks by ticket seven
+    blocks take two tiles and the launch waits for them: the busiest block's tiles over the average are
+    2 / (403 / 396) = 1.965; SM 0's three blocks (0, 132, 264) hold four tiles, 4 / (3 x 403 / 396) = 1.310 the
+    average SM's. On d = 528 the grid has a block a tile (no ticket, no imbalance)."""
+    k = kernels.get("prefix_sums_lookback")
+    params = {"threads": 256, "vectors": 8, "d": 396}
+    (launch,) = k.launch_plan(3_300_000, "float32", params, {}).launches
+    assert launch.working == 403 and launch.blocks == 396
+    assert L.imbalance(launch, 132) == pytest.approx((2 / (403 / 396), 4 / (3 * 403 / 396)))
+    even = replace(launch, working=None)
+    served = L.Served(2 * 4 * 3_300_000, 0.0)
+    assert L.launch_time(launch, served, H100).total_ns > L.launch_time(even, served, H100).total_ns
+    (whole,) = k.launch_plan(3_300_000, "float32", {**params, "d": 528}, {}).launches
+    assert whole.working is None and not whole.by_ticket and L.imbalance(whole, 132) == (1.0, 1.0)
+
+
 def test_a_grid_that_takes_its_tiles_by_ticket_works_on_its_resident_blocks_alone():
     """512 threads of scan_lookback_f32_q8 (over 64 registers a thread) fit one block an SM: of d = 264 blocks the
     132 resident take every ticket, and the 132 parked behind them start once the tickets are gone and exit. The

@@ -140,7 +140,7 @@ class Launch:
     fp64: bool = False
     by_ticket: bool = False          # the blocks take their tiles by ticket, so the resident ones take them all:
                                      # a grid beyond one wave idles the rest (they start once the tickets are gone)
-    working: int | None = None       # the tiles the grid walks grid-stride, where it does: a grid of more blocks
+    working: int | None = None       # the tiles the grid walks grid-stride (or deals by ticket): a grid of more blocks
                                      # idles the rest (they start and exit at once); a grid of fewer gives some
                                      # blocks one tile more than others, and the per-block fields are a working
                                      # block's average (see imbalance)
@@ -384,7 +384,8 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
 
 def imbalance(launch: Launch, sms: int) -> tuple[float, float]:
     """(the busiest block's tiles, the busiest SM's tiles), each over the average, for a grid that walks
-    ``launch.working`` tiles grid-stride on fewer blocks: the first ``tiles mod blocks`` blocks take one tile more.
+    ``launch.working`` tiles grid-stride on fewer blocks: the first ``tiles mod blocks`` blocks take one tile more
+    (by ticket, as many blocks take one more, whichever draw first).
     A wave's blocks go to the SMs in turn (block i to SM i mod sms), so SM 0 holds the most of those. In one wave
     the busiest block ends the launch where its rounds bound it, the busiest SM where its issue does: 144 tiles of
     a 768² matmul (m = 64) on d = 132 blocks measure 1.67x those on 144 blocks (bench/results/h100/offladder/
