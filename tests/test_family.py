@@ -318,7 +318,7 @@ def test_between_recorded_sizes_the_nearer_neighbour_speaks_for_the_asked_size()
 
     assert np.allclose(_weights([1 << 20, 1 << 22, 1 << 22], 1 << 21), [0.5, 0.5, 0.5])
     assert np.allclose(_weights([1 << 20, 1 << 22], 3 << 20), [1 - math.log(3) / math.log(4), math.log(3) / math.log(4)])
-    assert np.allclose(_weights([1 << 20, 1 << 22], 1 << 23), [1.0, 1.0])          # both below: alike
+    assert np.allclose(_weights([1 << 20, 1 << 22], 1 << 23), [0.0, 1.0])          # both below: the nearer
     model, below, above = tuner.load_model(H100), 1 << 20, 1 << 22
     wins = {below: "hmm_bucketed_permutation", above: "hmm_permutation_s_designated"}
     table, tops = tuner.LookupTable(), {}
@@ -338,6 +338,30 @@ def test_between_recorded_sizes_the_nearer_neighbour_speaks_for_the_asked_size()
     for size, want in ((2000 ** 2, wins[above]), (1100 ** 2, wins[below])):
         answer = tuner.lookup(family_problem("permutation", size, perm="random"), table, model, H100, shipped=False)
         assert (answer.source, answer.between, answer.params["algorithm"]) == ("interpolated", (below, above), want)
+
+
+def test_between_recorded_sizes_a_configuration_keeps_its_own_residual():
+    """Every look-back configuration measured at 2^20 and 2^22 at the model's time, except the one the model ranks
+    fifth at 3 * 2^20, measured at 0.9 times it at both: its own residual carries over to the asked size, so it
+    answers at 0.9 times the model's time there (a regression on its parameter values would have spread the
+    saving over the configurations that share them, and kept the model's pick)."""
+    model, problem = tuner.load_model(H100), tuner.problem("prefix_sums_lookback", 3 << 20)
+    ranked = sorted(problem.points(), key=lambda p: problem.predict_ms(model, p))
+    fifth = json.dumps(ranked[4], sort_keys=True)
+    table, trials = tuner.LookupTable(), []
+    for size in (1 << 20, 1 << 22):
+        at = tuner.problem("prefix_sums_lookback", size)
+        for p in ranked:
+            ms = at.predict_ms(model, p) * (0.9 if json.dumps(p, sort_keys=True) == fifth else 1.0)
+            trials.append({"device": H100, "kernel": "prefix_sums_lookback", "dtype": "float32", "size": size,
+                           "case": "{}", "params": json.dumps(p, sort_keys=True), "median_ms": ms})
+        best = min(trials[-len(ranked):], key=lambda t: t["median_ms"])
+        table.record(device=H100, kernel="prefix_sums_lookback", dtype="float32", size=size, case={},
+                     params=json.loads(best["params"]), median_ms=best["median_ms"], best_of=44, space=44)
+    table.trials = pd.DataFrame(trials)
+    answer = tuner.lookup(problem, table, model, H100, shipped=False)
+    assert answer.source == "interpolated" and json.dumps(answer.params, sort_keys=True) == fifth
+    assert answer.predicted_ms == pytest.approx(0.9 * problem.predict_ms(model, ranked[4]), rel=1e-9)
 
 
 def test_an_unknown_gpu_gets_the_nearest_machine_with_one_warning(run_cli, data_dir):

@@ -1,0 +1,117 @@
+"""Replay the lookup between recorded sizes on what was measured (no GPU): how often would today's answer have
+been within 5 % of the best?
+
+Two sets. **Off-ladder grids**: every configuration measured at a size the tables do not hold
+(``offladder/<run>/offladder_grid.csv``), for the runs whose kernels compile to what runs today; the answer is the
+lookup's on the shipped table, scored by the grid's time of it over the grid's best. **Ladder points left out**:
+each family's ladder point in turn is dropped from the shipped table and its trials, and the lookup answers it from
+the points either side (4x apart for the 1-D families, 2x in side for the 2-D ones, so twice the reach of an
+off-ladder size), scored by the dropped trials (an answer they did not measure is counted apart, not as a hit).
+
+Run: ``python bench/lookup_replay.py [--out DIR] [--no-ladder]`` (about 8 minutes on two cores; ``--no-ladder``:
+the grids alone, under a minute). Writes ``lookup_replay.json``: each case's answer and ratio, and each set's
+count within 5 %.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from memtune import tuner  # noqa: E402
+from memtune.tuner.family import family_problem  # noqa: E402
+
+TABLES = {"H100": ROOT / "tuner/tables/nvidia-h100-80gb-hbm3.csv", "H200": ROOT / "tuner/tables/nvidia-h200.csv"}
+RESULTS = ROOT / "bench/results"
+# (device, run, the families it holds whose kernels are today's, the least size whose kernel is today's)
+GRIDS = [("H100", "h100/offladder/noticket_after", ("prefix_sums",), 0),
+         ("H200", "h200/offladder/noticket_after", ("prefix_sums",), 0),
+         ("H100", "h100/offladder/lookback_after", ("sat",), 0),
+         ("H200", "h200/offladder/lookback_after", ("sat",), 0),
+         # before the vector scan's grid of a block a tile lost its ticket: today's kernel where tiles > d
+         ("H100", "h100/offladder/resident_after", ("prefix_sums",), 2_000_000),
+         ("H200", "h200/offladder/resident_after", ("prefix_sums",), 2_000_000),
+         ("H100", "h100/offladder/residual_lookup", ("prefix_sums", "sum", "sat", "transpose", "permutation"), 0),
+         ("H100", "h100/offladder/residual_lookup/conv_matmul", ("conv", "matmul"), 0),
+         ("H200", "h200/offladder/residual_lookup", ("prefix_sums", "sum", "sat", "transpose", "permutation"), 0)]
+LADDER_FAMILIES = ("prefix_sums", "sum", "sat", "transpose", "permutation")
+WITHIN = 1.05
+
+
+def ratio_of(answer: dict, measured) -> float:
+    """The answer's measured time over the best of ``measured`` (rows of kernel, params, median_ms); NaN where
+    the answer was not measured."""
+    own = {k: v for k, v in answer.items() if k != "algorithm"}
+    hit = measured[(measured.kernel == answer.get("algorithm")) & (measured.params == json.dumps(own, sort_keys=True))]
+    return float(hit.median_ms.iloc[0]) / float(measured.median_ms.min()) if len(hit) else math.nan
+
+
+def off_ladder(device: str, table, model) -> list[dict]:
+    out = []
+    for dev, run, families, least in GRIDS:
+        path = RESULTS / run / "offladder_grid.csv"
+        if dev != device or not path.exists():
+            continue
+        grid = pd.read_csv(path)
+        grid = grid[(grid.status == "ok") & grid.family.isin(families) & (grid["size"] >= least)]
+        for (family, size, case), measured in grid.groupby(["family", "size", "case"]):
+            problem = family_problem(family, int(size), "float32", **json.loads(case))
+            answer = tuner.lookup(problem, table, model, device, shipped=False)
+            out.append({"set": run, "family": family, "size": int(size), "dtype": "float32", "answer": answer.params,
+                        "ratio": ratio_of(answer.params, measured)})
+    return out
+
+
+def left_out(device: str, table, model) -> list[dict]:
+    out, rows, trials = [], table.frame, table.trials
+    for family in LADDER_FAMILIES:
+        for (dtype, size, case), _ in rows[rows.kernel == family].groupby(["dtype", "size", "case"]):
+            problem = family_problem(family, int(size), dtype, **json.loads(case))
+            kernels = list(problem.candidates)
+            dropped = lambda f: (f["size"] == size) & (f.dtype == dtype) & f.kernel.isin(kernels + [family])  # noqa: E731
+            measured = trials[dropped(trials)]
+            if len(measured) < 10:          # too few configurations measured there to tell a hit
+                continue
+            rest = tuner.LookupTable(rows[~dropped(rows)], trials[~dropped(trials)])
+            answer = tuner.lookup(problem, rest, model, device, shipped=False)
+            out.append({"set": f"{device} ladder", "family": family, "size": int(size), "dtype": dtype,
+                        "answer": answer.params, "ratio": ratio_of(answer.params, measured)})
+    return out
+
+
+def summary(cases: list[dict]) -> dict:
+    known = [c["ratio"] for c in cases if not math.isnan(c["ratio"])]
+    return {"cases": len(cases), "unmeasured_answers": len(cases) - len(known),
+            "within_5pct": sum(r <= WITHIN for r in known), "worst": max(known, default=math.nan)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", default=".")
+    parser.add_argument("--no-ladder", action="store_true", help="the off-ladder grids alone")
+    args = parser.parse_args()
+    cases = {"off_ladder": [], "ladder_left_out": []}
+    for device, path in TABLES.items():
+        table, model = tuner.LookupTable.read(path), tuner.load_model(device)
+        cases["off_ladder"] += off_ladder(device, table, model)
+        if not args.no_ladder:
+            cases["ladder_left_out"] += left_out(device, table, model)
+    sets = {c["set"] for c in cases["off_ladder"]}
+    result = {"sets": {s: summary([c for c in cases["off_ladder"] if c["set"] == s]) for s in sorted(sets)},
+              **{k: summary(v) for k, v in cases.items() if v}, "cases": cases}
+    Path(args.out).mkdir(parents=True, exist_ok=True)
+    (Path(args.out) / "lookup_replay.json").write_text(json.dumps(result, indent=1))
+    for name, s in [*result["sets"].items(), *((k, result[k]) for k in cases if k in result)]:
+        print(f"{name:45s} {s['within_5pct']:3d} of {s['cases'] - s['unmeasured_answers']:3d} within 5 % "
+              f"({s['unmeasured_answers']} answers unmeasured), worst {s['worst']:.3f}")
+
+
+if __name__ == "__main__":
+    main()
