@@ -75,15 +75,20 @@ def left_out(device: str, table, model) -> list[dict]:
         for (dtype, size, case), _ in rows[rows.kernel == family].groupby(["dtype", "size", "case"]):
             problem = family_problem(family, int(size), dtype, **json.loads(case))
             kernels = list(problem.candidates)
-            dropped = lambda f: (f["size"] == size) & (f.dtype == dtype) & f.kernel.isin(kernels + [family])  # noqa: E731
-            measured = trials[dropped(trials)]
+            measured = trials[_at(trials, size, dtype, kernels + [family])]
             if len(measured) < 10:          # too few configurations measured there to tell a hit
                 continue
-            rest = tuner.LookupTable(rows[~dropped(rows)], trials[~dropped(trials)])
+            rest = tuner.LookupTable(rows[~_at(rows, size, dtype, kernels + [family])],
+                                     trials[~_at(trials, size, dtype, kernels + [family])])
             answer = tuner.lookup(problem, rest, model, device, shipped=False)
             out.append({"set": f"{device} ladder", "family": family, "size": int(size), "dtype": dtype,
                         "answer": answer.params, "ratio": ratio_of(answer.params, measured)})
     return out
+
+
+def _at(frame, size: int, dtype: str, kernels: list[str]):
+    """The rows of ``frame`` of those kernels at this size and dtype."""
+    return (frame["size"] == size) & (frame.dtype == dtype) & frame.kernel.isin(kernels)
 
 
 def summary(cases: list[dict]) -> dict:

@@ -12,8 +12,9 @@ misses about one configuration at both neighbours (a tile shape the L2 favours, 
 cost) thus stays with that configuration; pooled into one regression it was spread over every
 configuration sharing its values (replayed with today's model on the 30 recorded off-ladder grids
 of today's kernels and on each ladder point left out of its table, 2026-11-27: 29 of 30 and 128 of
-172 answers within 5 % of the best, against 27 of 30 and 118 of 173). A CuPy operation, which the model cannot predict, is estimated from its
-own measured times at the neighbours, straight in log time against log size.
+172 answers within 5 % of the best, against 27 of 30 and 118 of 173; ``bench/lookup_replay.py``).
+A CuPy operation, which the model cannot predict, is estimated from its own measured times at the
+neighbours, straight in log time against log size.
 """
 from __future__ import annotations
 
@@ -112,8 +113,8 @@ def _ranked(problem, model, measured: list[Measured]) -> list[tuple[float, dict]
     for readable in _model_top(problem, model):
         candidates.setdefault(json.dumps(readable, sort_keys=True), readable)
     valid = [r for r in candidates.values() if _takes(problem, r)]
-    learned = _correction(problem, model, measured)
-    scored = [(_estimate(problem, model, r, learned, measured), r) for r in valid]
+    residuals = _residuals_at_neighbours(problem, model, measured)
+    scored = [(_estimate(problem, model, r, residuals, measured), r) for r in valid]
     return sorted(((ms, r) for ms, r in scored if math.isfinite(ms)), key=lambda item: item[0])
 
 
@@ -186,7 +187,7 @@ def _predict_at(problem, model, kernel: str, size: int, own: dict) -> float:
         return math.inf
 
 
-def _correction(problem, model, measured: list[Measured]) -> dict[int, _Residuals]:
+def _residuals_at_neighbours(problem, model, measured: list[Measured]) -> dict[int, _Residuals]:
     """Each neighbouring size's residuals, where the model predicts any configuration measured there."""
     by_size = {}
     for m in measured:
@@ -219,17 +220,16 @@ def _weights(sizes: list[int], size: int) -> np.ndarray:
     return (distance == distance.min()).astype(float)
 
 
-def _estimate(problem, model, readable: dict, learned: dict[int, _Residuals], measured: list[Measured]) -> float:
+def _estimate(problem, model, readable: dict, residuals: dict[int, _Residuals], measured: list[Measured]) -> float:
     kernel, member, own = _split(problem, readable)
     if member.kernel.peer:
         return _scaled([(m.size, m.ms) for m in measured if m.kernel == kernel], problem.size)
     predicted = _predict_at(problem, model, kernel, problem.size, own)
-    if not learned or not math.isfinite(predicted):
+    if not residuals or not math.isfinite(predicted):
         return predicted
-    sizes = sorted(learned)
+    sizes = sorted(residuals)
     weights = _weights(sizes, problem.size)
-    residual = sum(w * learned[s].of(problem, readable) for w, s in zip(weights, sizes))
-    return predicted * math.exp(residual)
+    return predicted * math.exp(sum(w * residuals[s].of(problem, readable) for w, s in zip(weights, sizes)))
 
 
 def _scaled(points: list[tuple[int, float]], size: int) -> float:
