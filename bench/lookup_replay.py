@@ -24,8 +24,10 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 from memtune import tuner  # noqa: E402
+from offladder import answer_ms  # noqa: E402  (bench/offladder.py, importable without a GPU)
 from memtune.tuner.family import family_problem  # noqa: E402
 
 TABLES = {"H100": ROOT / "tuner/tables/nvidia-h100-80gb-hbm3.csv", "H200": ROOT / "tuner/tables/nvidia-h200.csv"}
@@ -46,11 +48,8 @@ WITHIN = 1.05
 
 
 def ratio_of(answer: dict, measured) -> float:
-    """The answer's measured time over the best of ``measured`` (rows of kernel, params, median_ms); NaN where
-    the answer was not measured."""
-    own = {k: v for k, v in answer.items() if k != "algorithm"}
-    hit = measured[(measured.kernel == answer.get("algorithm")) & (measured.params == json.dumps(own, sort_keys=True))]
-    return float(hit.median_ms.iloc[0]) / float(measured.median_ms.min()) if len(hit) else math.nan
+    """The answer's measured time over the best of ``measured``; NaN where the answer was not measured."""
+    return answer_ms(answer, measured) / float(measured.median_ms.min())
 
 
 def off_ladder(device: str, table, model) -> list[dict]:

@@ -72,14 +72,19 @@ def grid(family: str, size: int, case: dict, repeats: int, device: str) -> list[
     return rows
 
 
+def answer_ms(answer: dict, measured) -> float:
+    """The time ``measured`` (rows of kernel, params, median_ms) holds for a family's answer; NaN where it has none."""
+    own = {k: v for k, v in answer.items() if k != "algorithm"}
+    hit = measured[(measured.kernel == answer.get("algorithm")) & (measured.params == json.dumps(own, sort_keys=True))]
+    return float(hit.median_ms.iloc[0]) if len(hit) else float("nan")
+
+
 def verdicts(answered: list[dict], frame) -> list[dict]:
     out = []
     for a in answered:
         mine = frame[(frame.family == a["family"]) & (frame["size"] == a["size"]) & (frame.status == "ok")]
         best = mine.loc[mine.median_ms.idxmin()]
-        own = {k: v for k, v in a["answer"].items() if k != "algorithm"}
-        hit = mine[(mine.kernel == a["answer"]["algorithm"]) & (mine.params == json.dumps(own, sort_keys=True))]
-        ms = float(hit.median_ms.iloc[0]) if len(hit) else float("nan")
+        ms = answer_ms(a["answer"], mine)
         out.append({**a, "answer_ms": ms, "best": {"kernel": best.kernel, "params": json.loads(best.params)},
                     "best_ms": float(best.median_ms), "ratio": ms / float(best.median_ms),
                     "within_5pct": bool(ms <= 1.05 * float(best.median_ms)), "configurations": int(len(mine))})

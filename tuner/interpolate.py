@@ -113,7 +113,7 @@ def _ranked(problem, model, measured: list[Measured]) -> list[tuple[float, dict]
     for readable in _model_top(problem, model):
         candidates.setdefault(json.dumps(readable, sort_keys=True), readable)
     valid = [r for r in candidates.values() if _takes(problem, r)]
-    residuals = _residuals_at_neighbours(problem, model, measured)
+    residuals = _weighted(problem.size, _residuals_at_neighbours(problem, model, measured))
     scored = [(_estimate(problem, model, r, residuals, measured), r) for r in valid]
     return sorted(((ms, r) for ms, r in scored if math.isfinite(ms)), key=lambda item: item[0])
 
@@ -220,16 +220,21 @@ def _weights(sizes: list[int], size: int) -> np.ndarray:
     return (distance == distance.min()).astype(float)
 
 
-def _estimate(problem, model, readable: dict, residuals: dict[int, _Residuals], measured: list[Measured]) -> float:
+def _weighted(size: int, residuals: dict[int, _Residuals]) -> list[tuple[float, _Residuals]]:
+    """Each neighbour's residuals with its weight at ``size`` (the same for every candidate: taken once)."""
+    sizes = sorted(residuals)
+    return list(zip(_weights(sizes, size), (residuals[s] for s in sizes))) if sizes else []
+
+
+def _estimate(problem, model, readable: dict, residuals: list[tuple[float, _Residuals]],
+              measured: list[Measured]) -> float:
     kernel, member, own = _split(problem, readable)
     if member.kernel.peer:
         return _scaled([(m.size, m.ms) for m in measured if m.kernel == kernel], problem.size)
     predicted = _predict_at(problem, model, kernel, problem.size, own)
     if not residuals or not math.isfinite(predicted):
         return predicted
-    sizes = sorted(residuals)
-    weights = _weights(sizes, problem.size)
-    return predicted * math.exp(sum(w * residuals[s].of(problem, readable) for w, s in zip(weights, sizes)))
+    return predicted * math.exp(sum(w * r.of(problem, readable) for w, r in residuals))
 
 
 def _scaled(points: list[tuple[int, float]], size: int) -> float:
