@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ..costmodel.physical.launch import Access, Array, Launch, Plan, Scalar
+from ..costmodel.physical.shared import SharedAccess
 from .base import Inputs, Kernel, cdiv, cupy, dtype_of, lookback_arrays, status_word_bytes, suffix
 from .executor import epoch_argument
 from .hmm_permutation import fitting_tile, transpose_launch
@@ -223,6 +224,12 @@ class SAT1pR1W(SAT):
         return out
 
 
+def band_lanes(threads: int, vector: int) -> np.ndarray:
+    """The elements a block's threads read in one read of a band total: lane l of every warp reads element l x V
+    of the band's row (sat.cu's band[w][lane * V + k], for one w and k)."""
+    return np.arange(threads) % 32 * vector
+
+
 class SAT1R1WLookback(SAT):
     """Beyond the seeds: 1R1W in one launch. A block owns a strip of warps x rows rows and walks it left
     to right; strips meet through decoupled look-back on per-column status words (sat.cu, lookback.cuh)."""
@@ -242,9 +249,13 @@ class SAT1R1WLookback(SAT):
     def launch_plan(self, size, dtype, params, case):
         """One launch; strips of R rows walk chunks of 32 16-byte vectors; each strip waits for the one
         above once a chunk (hidden behind the bandwidth) and the last strip starts a hop after each strip
-        above it: the chain of one-way flag hops is the strips resident together, less one."""
+        above it: the chain of one-way flag hops is the strips resident together, less one. A chunk's
+        column totals meet in shared memory: each warp reads every warp's band total of each of its V columns
+        (sat.cu's band[w][lane * V + k], scalar loads, V words apart a lane), warps x V block-wide reads a
+        chunk, whose bank conflicts the model counts: at 32 banks of 4 bytes a float32 read is 4 wavefronts
+        a warp, so 16 warps spend 16 x 16 x 4 x 4 = 4096 wavefronts a chunk on them, 8 warps 1024."""
         e, warps, rows, nbar = np.dtype(dtype).itemsize, params["warps"], params["rows"], math.isqrt(size)
-        R, C = warps * rows, 32 * 16 // e
+        R, C, V = warps * rows, 32 * 16 // e, 16 // e
         strips, chunks = cdiv(nbar, R), cdiv(nbar, C)
         status = 3 * strips * nbar * status_word_bytes(dtype)
         arrays = {**self._arrays(size, dtype), "counter": 4, "status": status}
@@ -253,6 +264,7 @@ class SAT1R1WLookback(SAT):
             args=(Array("a"), Array("out"), *_int(nbar), Array("counter"), Array("status"), epoch_argument()),
             accesses=(Access("a", size * e), Access("status", status), Access("out", size * e, write=True)),
             rounds=2 * chunks, shared_wavefronts=chunks * 4 * R * C // 32 * max(1, e // 4),
+            shared_accesses=(SharedAccess(band_lanes, (32 * warps, V), e, chunks * warps * V),),
             chain=strips - 1, atomics=1, source=SOURCE),))
 
     def bind(self, data, dtype, **case):

@@ -303,16 +303,18 @@ def test_the_sat_plans_read_each_diagonal_fresh_and_walk_the_corners_once():
     assert ka == 16 and [x.shared_wavefronts for x in corners] == [16 * 32 * 32] * 2
 
 
-def test_blocks_past_the_work_only_start_and_exit():
-    """8 blocks of 256 threads of which 2 have work (a grid clamped above a kernel's tiles): the 2 working blocks'
-    time on their SMs, plus the 6 idle blocks' starts (10 ns + 8 warps x 1 ns each) spread over the toy's 2 SMs."""
+def test_blocks_past_the_work_start_while_it_runs():
+    """Blocks of 256 threads of which 2 have work (a grid clamped above a kernel's tiles), on the toy's 2 SMs: the
+    SMs start the blocks without work (10 ns + 8 warps x 1 ns each, an SM at a time) while the 2200 ns of work run,
+    so 6 of them cost nothing; starting 1000 blocks takes 1000 / 2 x 18 = 9000 ns, longer than the work: the launch
+    takes that."""
     work = L.Launch("f", 2, 256, accesses=(L.Access("a", 2000),), rounds=1)
-    clamped = replace(work, grid=8, working=2)
-    two, eight = (L.launch_time(x, L.Served(2000, 0), toy()) for x in (work, clamped))
-    assert eight.total_ns == pytest.approx(two.total_ns + 6 / 2 * (10 + 8 * 1))
-    assert float(L.launch_expr(eight, toy()).subs(L.symbol_values(toy()))) == pytest.approx(eight.total_ns)
-    spread = L.launch_time(replace(work, grid=8), L.Served(2000, 0), toy())   # the same bytes over 8 working blocks
-    assert spread.total_ns < eight.total_ns
+    clamped, crowded = replace(work, grid=8, working=2), replace(work, grid=1000, working=2)
+    two, eight, thousand = (L.launch_time(x, L.Served(2000, 0), toy()) for x in (work, clamped, crowded))
+    assert two.total_ns == pytest.approx(2200) and eight.total_ns == pytest.approx(two.total_ns)
+    assert thousand.total_ns == pytest.approx(1000 / 2 * (10 + 8 * 1))
+    for t in (eight, thousand):
+        assert float(L.launch_expr(t, toy()).subs(L.symbol_values(toy()))) == pytest.approx(t.total_ns)
     from memtune.kernels.conv_matmul import matmul_plan
     # 640 x 640 in 128-wide tiles: 25 tiles; d = 132 runs 25 working blocks, each a whole tile
     plan = matmul_plan(640, 640, 640, "float32", {"m": 128, "r": 8, "buffers": 2, "slice": 32, "d": 132})
@@ -654,3 +656,17 @@ def test_a_grid_that_takes_its_tiles_by_ticket_works_on_its_resident_blocks_alon
     assert wide.blocks_per_sm == 1 and launch.blocks == 264
     assert wide.total_ns == pytest.approx(narrow.total_ns + parked, rel=1e-12)
     assert float(L.launch_expr(wide, H100).subs(L.symbol_values(H100))) == pytest.approx(wide.total_ns, rel=1e-9)
+
+
+def test_a_sat_strips_chunk_reads_every_warps_band_total_at_the_probed_banks():
+    """2048² in strips of 16 warps x 4 rows: 16 chunks of 128 columns (float32, 4 a lane) or 32 of 64 (float64, 2 a
+    lane). Each chunk, each warp reads each warp's band total of each of its columns: 16 x 4 block-wide reads of 16
+    warps; lane l reads word 4l (float32: lanes 0, 8, 16, 24 on one bank, 4 wavefronts a warp; float64: element 2l,
+    words 4l and 4l + 1, lanes 0 and 8 of each 16-lane half on one bank, 2 wavefronts a half). 8 warps: a quarter."""
+    k = kernels.get("sat_1r1w_lookback")
+    band = {(dtype, warps): L.counted(k.plan(2048 ** 2, dtype, {"warps": warps, "rows": 4}).launches[0].shared_accesses,
+                                      H100)
+            for dtype in ("float32", "float64") for warps in (16, 8)}
+    assert band[("float32", 16)] == 16 * (16 * 4) * (16 * 4) == 65536
+    assert band[("float64", 16)] == 32 * (16 * 2) * (16 * 2 * 2) == 65536
+    assert band[("float32", 8)] == band[("float64", 8)] == 65536 // 4
