@@ -2,11 +2,15 @@
 
     git show HEAD:kernels/conv_matmul.cu > /tmp/before.cu
     python bench/source_ab.py --before /tmp/before.cu --out bench/results/h100
+    python bench/source_ab.py --before /tmp/variant.cu --configs configs.json --out DIR
+
 
 A source change meant to leave a kernel's speed alone (a new entry beside the old, more sides passed)
 is checked here before its table rows are carried (carry_rows.py): each configuration is timed under
 both sources in alternating rounds (a cold L2, medians of ``--repeats`` each round), so drift between
-sessions or machines cannot pass for a difference. Writes source_ab.json.
+sessions or machines cannot pass for a difference. ``--configs`` names a JSON list of [kernel, n, dtype, case,
+params] to time instead of the built-in ones (a variant of a kernel tried against today's). Each row also
+gives the largest difference between the two sources' outputs. Writes source_ab.json.
 """
 from __future__ import annotations
 
@@ -36,8 +40,7 @@ def alternate(plan, before_source: str, inputs, repeats: int, rounds: int = ROUN
     alternating rounds, each a median of ``repeats``: both medians, their ratio and every round's time."""
     from memtune.kernels.executor import run_plan
 
-    before = dataclasses.replace(plan, launches=tuple(dataclasses.replace(x, source=before_source) if x.source else x
-                                                      for x in plan.launches))
+    before = _under(plan, before_source)
     now, then = [], []
     for _ in range(rounds):
         now.append(timed(lambda: run_plan(plan, inputs), repeats))
@@ -48,23 +51,42 @@ def alternate(plan, before_source: str, inputs, repeats: int, rounds: int = ROUN
     return row
 
 
+def _difference(plan, before_source: str, inputs) -> float:
+    """The largest absolute difference between the outputs of ``plan`` under today's source and the other."""
+    from memtune.kernels.executor import run_plan
+
+    now = run_plan(plan, inputs).copy()
+    return float(abs(now - run_plan(_under(plan, before_source), inputs)).max())
+
+
+def _under(plan, source: str):
+    """``plan`` with its compiled launches taken from ``source`` (a registered source key)."""
+    return dataclasses.replace(plan, launches=tuple(dataclasses.replace(x, source=source) if x.source else x
+                                                    for x in plan.launches))
+
+
 def main() -> int:
-    args, out = setup(__doc__, repeats=10, extra=lambda p: p.add_argument("--before", required=True,
-                                                                          help="the earlier source of the kernels' .cu file"))
+    def options(parser):
+        parser.add_argument("--before", required=True, help="the earlier (or variant) source of the kernels' .cu file")
+        parser.add_argument("--configs", help="JSON list of [kernel, n, dtype, case, params] (default: the built-in)")
+
+    args, out = setup(__doc__, repeats=10, extra=options)
     from memtune import kernels
     from memtune.kernels.device import register_source
 
     folder = Path(kernels.__file__).parent
     old = {}
     rows = []
-    for name, n, dtype, case, params in CONFIGS:
+    configs = json.loads(Path(args.configs).read_text()) if args.configs else CONFIGS
+    for name, n, dtype, case, params in configs:
         kernel = kernels.get(name)
         source = kernel.plan(n, dtype, params, case).launches[-1].source
         if source not in old:
             old[source] = register_source(Path(args.before).read_text(), (f"-I{folder}",))
         inputs = kernel.make_inputs(n, dtype, 0, **case)
         row = {"kernel": name, "size": n, "dtype": dtype, "case": case, "params": params,
-               **alternate(kernel.plan(n, dtype, params, case), old[source], inputs, args.repeats)}
+               **alternate(kernel.plan(n, dtype, params, case), old[source], inputs, args.repeats),
+               "max_difference": _difference(kernel.plan(n, dtype, params, case), old[source], inputs)}
         rows.append(row)
         print(f"{name:11s} {dtype} n={n:<10} {json.dumps(case):10s} now {row['now_ms']:.4f}  before "
               f"{row['before_ms']:.4f} ms  ratio {row['ratio']:.3f}", flush=True)
