@@ -80,13 +80,14 @@ def main() -> int:
     configs = json.loads(Path(args.configs).read_text()) if args.configs else CONFIGS
     for name, n, dtype, case, params in configs:
         kernel = kernels.get(name)
-        source = kernel.plan(n, dtype, params, case).launches[-1].source
+        plan = kernel.plan(n, dtype, params, case)
+        source = plan.launches[-1].source
         if source not in old:
             old[source] = register_source(Path(args.before).read_text(), (f"-I{folder}",))
         inputs = kernel.make_inputs(n, dtype, 0, **case)
         row = {"kernel": name, "size": n, "dtype": dtype, "case": case, "params": params,
-               **alternate(kernel.plan(n, dtype, params, case), old[source], inputs, args.repeats),
-               "max_difference": _difference(kernel.plan(n, dtype, params, case), old[source], inputs)}
+               **alternate(plan, old[source], inputs, args.repeats),
+               "max_difference": _difference(plan, old[source], inputs)}
         rows.append(row)
         print(f"{name:11s} {dtype} n={n:<10} {json.dumps(case):10s} now {row['now_ms']:.4f}  before "
               f"{row['before_ms']:.4f} ms  ratio {row['ratio']:.3f}", flush=True)

@@ -255,7 +255,8 @@ class SAT1R1WLookback(SAT):
         chunk, whose bank conflicts the model counts: at 32 banks of 4 bytes a float32 read is 4 wavefronts
         a warp, so 16 warps spend 16 x 16 x 4 x 4 = 4096 wavefronts a chunk on them, 8 warps 1024."""
         e, warps, rows, nbar = np.dtype(dtype).itemsize, params["warps"], params["rows"], math.isqrt(size)
-        R, C, V = warps * rows, 32 * 16 // e, 16 // e
+        V = 16 // e                                 # elements in a lane's 16-byte vector
+        R, C = warps * rows, 32 * V
         strips, chunks = cdiv(nbar, R), cdiv(nbar, C)
         status = 3 * strips * nbar * status_word_bytes(dtype)
         arrays = {**self._arrays(size, dtype), "counter": 4, "status": status}
