@@ -209,6 +209,12 @@ class Kernel:
         """Bytes any implementation must move: the lower bound's traffic (read the input, write the output)."""
         return 2 * size * itemsize
 
+    def as_run(self, size: int, params: dict) -> dict:
+        """The configuration ``params`` runs as at ``size``: itself, unless the kernel falls back from a value the
+        size cannot take (a transpose's 64-wide tile where n̄ is not a multiple of 64), so that what was measured
+        of one configuration is known to be of the other."""
+        return params
+
     def launch_plan(self, size: int, dtype: str, params: dict, case: dict) -> Plan:
         """The launches of one run (``params`` complete and checked): what runs and what the model prices."""
         raise KernelLaunchError(f"{self.name}: no launch plan")

@@ -139,6 +139,12 @@ def fitting_tile(nbar: int, tile: int) -> int:
     return tile if nbar % tile == 0 else 32
 
 
+def _tile_as_run(size: int, params: dict) -> dict:
+    """A configuration with a transpose ``tile`` as it runs at ``size`` (:func:`fitting_tile`)."""
+    tile = params.get("tile")
+    return {**params, "tile": fitting_tile(math.isqrt(size), tile)} if tile else params
+
+
 def transpose_launch(dtype: str, nbar: int, rows: int, d: int, tile: int, src: str, dst: str) -> Launch:
     """One diagonal-arrangement transpose: a tile in one round of loads, through shared memory, out."""
     e = np.dtype(dtype).itemsize
@@ -206,6 +212,9 @@ class Transpose(Kernel):
         n = data["a"].size
         _side(n)
         return Inputs(n, dtype, 0, {"a": data["a"].ravel(), "out": cupy().empty(n, dtype_of(dtype))}, {})
+
+    def as_run(self, size, params):
+        return _tile_as_run(size, params)
 
     def launch_plan(self, size, dtype, params, case):
         e = np.dtype(dtype).itemsize
@@ -284,6 +293,9 @@ class Scheduled(_Scatter):
     defaults = {"threads": 512, "mode": "designated", "d": 0, "rows": 8, "tile": 32}
     threads = "max(threads, 32 * rows)"
     build_options = ("schedule", "row_schedules")
+
+    def as_run(self, size, params):
+        return _tile_as_run(size, params)
 
     def launch_plan(self, size, dtype, params, case):
         nbar, e = math.isqrt(size), np.dtype(dtype).itemsize

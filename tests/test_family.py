@@ -492,3 +492,38 @@ def test_the_choice_is_the_lookup_tables_and_is_remembered():
     assert model_pick.source == "model" and model_pick.algorithm in tuner.FAMILIES["sat"].algorithms
     assert memtune.choose("permutation", 1 << 22, "float32", H100, (("perm", "random"),)).algorithm \
         != "hmm_scheduled_permutation"
+
+
+def test_a_tile_the_side_cannot_take_runs_as_the_tile_it_falls_back_to_and_borrows_its_residual():
+    """At n̄ = 800 (not a multiple of 64) a transpose asked for 64-wide tiles runs 32-wide ones. Measured at 512² and
+    1024² at the model's time, except {tile 64, rows 32, d 528} at half of it (its own t64 kernel) and {tile 32, rows
+    32, d 528} at twice: at 800² the first runs as the second, so it carries the second's residual and is not the
+    answer (as the t64's it was, at half the model's time: bench/results/h100/offladder/start_beside, 1.10x)."""
+    transpose, scheduled = kernels.get("hmm_transpose"), kernels.get("hmm_scheduled_permutation")
+    wide = {"rows": 32, "d": 528, "tile": 64}
+    assert transpose.as_run(800 ** 2, wide) == {**wide, "tile": 32} and transpose.as_run(1024 ** 2, wide) == wide
+    assert scheduled.as_run(800 ** 2, {"threads": 256, "tile": 64})["tile"] == 32
+    assert kernels.get("sat_tiles_lookback").as_run(800 ** 2, {"warps": 4, "vectors": 4}) == {"warps": 4, "vectors": 4}
+    model, trials = tuner.load_model(H100), []
+    table = tuner.LookupTable()
+    for side in (512, 1024):
+        at = tuner.problem("hmm_transpose", side ** 2)
+        for p in at.points():
+            factor = 0.5 if p == wide else 2.0 if p == {**wide, "tile": 32} else 1.0
+            trials.append({"device": H100, "kernel": "hmm_transpose", "dtype": "float32", "size": side ** 2,
+                           "case": "{}", "params": json.dumps(p, sort_keys=True),
+                           "median_ms": at.predict_ms(model, p) * factor})
+        table.record(device=H100, kernel="hmm_transpose", dtype="float32", size=side ** 2, case={}, params=wide,
+                     median_ms=trials[-1]["median_ms"], best_of=56, space=56)
+    table.trials = pd.DataFrame(trials)
+    answer = tuner.lookup(tuner.problem("hmm_transpose", 800 ** 2), table, model, H100, shipped=False)
+    assert answer.source == "interpolated" and answer.params["tile"] == 32
+    assert {k: answer.params[k] for k in ("rows", "d")} != {"rows": 32, "d": 528}
+    # both measured at 800² (a neighbour of 864²): one run, whose residual is the mean of the two
+    from memtune.tuner.interpolate import Measured, _residuals_at_neighbours
+
+    predicted = tuner.problem("hmm_transpose", 800 ** 2).predict_ms(model, wide)
+    both = [Measured("hmm_transpose", 800 ** 2, json.dumps(p, sort_keys=True), predicted * f)
+            for p, f in ((wide, 1.0), ({**wide, "tile": 32}, 4.0))]
+    own = _residuals_at_neighbours(tuner.problem("hmm_transpose", 864 ** 2), model, both)[800 ** 2].own
+    assert own == {json.dumps({**wide, "tile": 32}, sort_keys=True): pytest.approx(math.log(2.0), rel=1e-9)}

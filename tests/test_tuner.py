@@ -762,3 +762,21 @@ def test_a_study_resumed_over_another_space_is_refused_and_the_default_name_tell
         Study(full, ModelObjective(full, model), model, storage=url, name="mine")
     again = Study(fewer, ModelObjective(fewer, model), model, storage=url, name="mine")     # the same space resumes
     assert sum(counted(t) for t in again.study.get_trials(deepcopy=False)) == 3
+
+
+def test_a_trial_that_runs_as_an_earlier_one_is_its_duplicate():
+    """At n̄ = 800 a transpose's 64-wide tile runs as the 32-wide one: asked after it, it is pruned, not run."""
+    from memtune.tuner.objectives.model import ModelObjective
+
+    prob = tuner.problem("hmm_transpose", 800 ** 2)
+    model = tuner.load_model("NVIDIA H100 80GB HBM3")
+    study = Study(prob, ModelObjective(prob, model), model, storage=":memory:", strategy="random", seed=0, guide=False)
+    narrow = {"rows": 8, "d": 0, "tile": 32}
+    study.study.enqueue_trial(narrow)
+    first = study.study.ask(prob.distributions())
+    study.study.tell(first, 0.01)
+    study.study.enqueue_trial({**narrow, "tile": 64})
+    wide = study.study.ask(prob.distributions())
+    assert wide.params["tile"] == 64 and study._tried(wide) == (first.number, 1)
+    at_1024 = tuner.problem("hmm_transpose", 1024 ** 2)
+    assert at_1024.as_run({**narrow, "tile": 64}) != at_1024.as_run(narrow)

@@ -149,6 +149,12 @@ class FamilyProblem:
         name, prob, own = self.split(params)
         return self._joined(name, prob.configuration(own))
 
+    def as_run(self, params: dict) -> dict:
+        if params.get(ALGORITHM) not in self.candidates:
+            return params
+        name, prob, own = self.split(params)
+        return self._joined(name, prob.as_run(own))
+
     def predict_ms(self, model, params: dict) -> float:
         name, prob, own = self.split(params)
         return math.inf if name in self.peers else prob.predict_ms(model, own)

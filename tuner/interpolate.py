@@ -107,10 +107,8 @@ def _measured(problem, tables: list, device: str, sizes: list[int]) -> list[Meas
 def _ranked(problem, model, measured: list[Measured]) -> list[tuple[float, dict]]:
     """(estimated ms at the asked size, readable configuration) of every candidate, fastest first."""
     candidates = {}
-    for m in measured:
-        readable = _readable(problem, m.kernel, json.loads(m.params))
-        candidates[json.dumps(readable, sort_keys=True)] = readable
-    for readable in _model_top(problem, model):
+    for readable in [_readable(problem, m.kernel, json.loads(m.params)) for m in measured] + _model_top(problem, model):
+        readable = _as_run(problem, readable, problem.size)
         candidates.setdefault(json.dumps(readable, sort_keys=True), readable)
     valid = [r for r in candidates.values() if _takes(problem, r)]
     residuals = _weighted(problem.size, _residuals_at_neighbours(problem, model, measured))
@@ -127,6 +125,13 @@ def _split(problem, readable: dict) -> tuple:
     kernel, member = problem.member_of(readable)
     own = {k: v for k, v in readable.items() if k != "algorithm"} if kernel != problem.name else dict(readable)
     return kernel, member, own
+
+
+def _as_run(problem, readable: dict, size: int) -> dict:
+    """A readable configuration as it runs at ``size`` (:meth:`Kernel.as_run`): the key its measurements and its
+    residuals go by, so a 64-wide transpose tile at a side that takes only 32 borrows the 32-wide tile's."""
+    kernel, member, own = _split(problem, readable)
+    return readable if member.kernel.peer else _readable(problem, kernel, member.kernel.as_run(size, own))
 
 
 def _takes(problem, readable: dict) -> bool:
@@ -194,15 +199,16 @@ def _residuals_at_neighbours(problem, model, measured: list[Measured]) -> dict[i
         own = json.loads(m.params)
         predicted = _predict_at(problem, model, m.kernel, m.size, own)
         if math.isfinite(predicted) and predicted > 0 and m.ms > 0:
-            readable = _readable(problem, m.kernel, own)
-            by_size.setdefault(m.size, {})[json.dumps(readable, sort_keys=True)] = (
-                readable, math.log(m.ms / predicted))
+            readable = _as_run(problem, _readable(problem, m.kernel, own), m.size)
+            seen = by_size.setdefault(m.size, {}).setdefault(json.dumps(readable, sort_keys=True), (readable, []))
+            seen[1].append(math.log(m.ms / predicted))      # two configurations that ran as one: both its
     out = {}
     for size, residuals in by_size.items():
-        points = [_features(problem, r) for r, _ in residuals.values()]
+        mean = {key: (r, float(np.mean(ys))) for key, (r, ys) in residuals.items()}
+        points = [_features(problem, r) for r, _ in mean.values()]
         indicators = Indicators.of(points)
-        beta, _ = posterior(indicators.matrix(points), np.array([y for _, y in residuals.values()]))
-        out[size] = _Residuals(indicators, beta, {key: y for key, (_, y) in residuals.items()})
+        beta, _ = posterior(indicators.matrix(points), np.array([y for _, y in mean.values()]))
+        out[size] = _Residuals(indicators, beta, {key: y for key, (_, y) in mean.items()})
     return out
 
 

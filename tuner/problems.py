@@ -95,6 +95,11 @@ class Problem:
         """The configuration an objective runs (defaults filled, every value checked)."""
         return self.kernel.check_params(params)
 
+    def as_run(self, params: dict) -> dict:
+        """The configuration ``params`` runs as at this size (:meth:`Kernel.as_run`): a trial that runs as an
+        earlier one is that one's duplicate."""
+        return self.kernel.as_run(self.size, params)
+
     def predict_ms(self, model, params: dict) -> float:
         return model.predict_ms(self.kernel, self.size, self.dtype, params, self.case)
 

@@ -222,11 +222,11 @@ class Study:
     def _tried(self, trial) -> tuple[int | None, int]:
         """(number of an earlier trial holding the same configuration, number of earlier trials in the budget)."""
         TrialState = _trial_state()
-        mine, dup, ahead = config_key(trial.params), None, 0
+        mine, dup, ahead = config_key(self.problem.as_run(trial.params)), None, 0
         for t in self._earlier(trial):
             live = counted(t) or t.state == TrialState.RUNNING
             ahead += live
-            if live and dup is None and config_key(trial_params(t)) == mine:
+            if live and dup is None and config_key(self.problem.as_run(trial_params(t))) == mine:
                 dup = t.number
         return dup, ahead
 
