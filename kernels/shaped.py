@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..costmodel.errors import ParameterError
-from ..costmodel.physical.launch import SECTOR, Access, Array, Launch, Plan, Scalar
+from ..costmodel.physical.launch import SECTOR, Access, Array, Launch, Plan, Scalar, TileWalk
 from .base import Inputs, cdiv, status_word_bytes
 from .device import sources_hash
 from .executor import epoch_argument, run_plan
@@ -210,15 +210,15 @@ def tiles_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warps
     up, left = images * tiles_y * w, images * tiles_x * h * rows_too   # status words: per column, per row
     status = (up + left) * status_word_bytes(dst)
     arrays = {"a": n * ein, "out": written * eout, "counter": 4, "status": status}
-    # round trips: the tile row above alone, then `warps` rows a pass; 32 / rows tiles a pass to the left
-    trips = 1 + cdiv(max(tiles_y - 2, 0), warps) + cdiv(tiles_x - 1, 32 // rows) * rows_too
+    # the walk: the tile row above alone, then `warps` rows a pass; 32 / rows tiles a pass to the left
+    walk = TileWalk(tiles_x, tiles_y, warps, 32 // rows if rows_too else 0)
     return Plan(arrays, (Launch(
         f"tiles_{CODE[src]}_{CODE[dst]}_{mode}_w{warps}_r{rows}_v{vectors}", tiles, (32, warps),
         args=(Array("a"), Array("out"), Scalar(h, "int32"), Scalar(w, "int32"), Scalar(tiles_x, "int32"),
               Scalar(tiles_y * tiles_x, "int32"), Array("counter"), Array("status"), epoch_argument()),
         accesses=(Access("a", n * ein), Access("status", 3 * status), Access("out", written * eout, write=True)),
         rounds=4, shared_wavefronts=(5 * rows * vectors * rows_too + 2 * vectors * warps) * max(1, eout // 4),
-        chain=2 * trips, atomics=1, source=SOURCE),))
+        walk=walk, atomics=1, source=SOURCE),))
 
 
 def transpose_plan(count: int, h: int, w: int, itemsize: int) -> Plan:

@@ -263,6 +263,28 @@ def test_look_back_chain_and_queueing():
     assert L.run_time_ns(many, m, hold_ns=0) == pytest.approx(max(200 * (t.total_ns + 2000), 200 * 5000))
 
 
+def test_a_tile_walk_passes_only_the_tiles_still_running():
+    """64 rows of 32 tiles, 8 rows a pass up and 4 tiles a pass left: with every tile running the last one's walk
+    takes the row above, ceil(62 / 8) passes up and ceil(31 / 4) left, 34 one-way hops; with 528 running, the 17
+    rows they fill and the one being dealt, ceil(16 / 8) up: 22; with 16 running, nothing above and ceil(15 / 4)
+    to the left: 10. A walk that looks only up (``left`` 0) has no hops aside."""
+    walk = L.TileWalk(32, 64, 8, 4)
+    assert [walk.hops(c) for c in (10_000, 528, 16)] == [34, 22, 10]
+    assert L.TileWalk(32, 64, 8).hops(10_000) == 18
+    m = toy()
+    walked = L.Launch("f", 1, 32, accesses=(L.Access("a", 100),), rounds=1, walk=walk)
+    chained = replace(walked, walk=None, chain=walk.hops(m["sms"] * m["blocks_per_sm"]))
+    assert L.launch_time(walked, L.Served(100, 0), m).total_ns == L.launch_time(chained, L.Served(100, 0), m).total_ns
+    # the SAT's tiles at 16384²: 128 tiles a row, 512 rows of 32 (4 warps) or 256 of 64 (8 warps)
+    for warps in (4, 8):
+        plan = kernels.get("sat_tiles_lookback").plan(16384 ** 2, "float32", {"warps": warps, "vectors": 4})
+        launch, t = plan.launches[0], L.plan_times(plan, H100)[0]
+        running = t.blocks_per_sm * 132
+        assert launch.walk == L.TileWalk(128, 16384 // (8 * warps), warps, 4)
+        assert t.chain_ns == pytest.approx(launch.walk.hops(running) * H100["flag_round_trip"] / 2)
+        assert launch.walk.hops(running) < launch.walk.hops(10 ** 6)
+
+
 def _a_then_b() -> L.Plan:
     """Two launches: one reads a and writes b, the next reads b and writes a (400 bytes each)."""
     launches = tuple(L.Launch("f", 1, 32, accesses=(L.Access(x, 400), L.Access(y, 400, write=True)))

@@ -29,7 +29,8 @@ machine file supplies the rest. Per launch:
   a grid that walks its tiles grid-stride on fewer blocks than tiles gives some blocks a tile more,
   and such a wave waits for its busiest block's rounds and its busiest SM's issue (``imbalance``);
 * plus the look-back chain: ``chain`` one-way flag hops
-  (half the measured round trip) that no wave can overlap;
+  (half the measured round trip) that no wave can overlap, and a two-dimensional look-back's (``TileWalk``)
+  over the tiles still running when the last ones walk;
 * blocks past the work (a grid larger than its tiles) start while the work runs, at the probed block and warp
   launch costs, so the launch lasts at least the time the SMs take to start every block and no more for them;
   blocks parked behind a ticketed grid's resident ones start after those (``starting_blocks``);
@@ -71,6 +72,25 @@ class Access:
                                  # fewer than its array's (a transpose's neighbouring words come n̄ positions apart)
     fresh: bool = False          # a part of the array that no earlier launch of the run touched (a diagonal's
                                  # tiles): from DRAM however recently the launches before touched other parts
+
+
+@dataclass(frozen=True)
+class TileWalk:
+    """A look-back over ``down`` rows of ``across`` tiles dealt in row order: a tile's walk takes the tile above
+    alone, then ``up`` tile rows a pass, and ``left`` tiles a pass along its row (0: it looks only up), a round
+    trip each. A walk ends at the first tile that has its prefix, so it passes only tiles still running: on a grid
+    of more tiles than run at once, the rows being dealt, about ``concurrent / across`` and one more."""
+
+    across: int
+    down: int
+    up: int
+    left: int = 0
+
+    def hops(self, concurrent: int) -> int:
+        """One-way flag hops of the last tile's walk with ``concurrent`` tiles running at once."""
+        rows = min(self.down, -(-concurrent // self.across) + 1)
+        aside = -(-(min(self.across, concurrent) - 1) // self.left) if self.left else 0
+        return 2 * (1 + -(-max(rows - 2, 0) // self.up) + aside)
 
 
 # -- a launch's arguments: what the executor passes, by name and value -----------------------------
@@ -139,6 +159,7 @@ class Launch:
                                      # SharedAccess.after for the other idle)
     flops: float = 0.0               # per block
     chain: float = 0.0               # serial one-way flag hops on the critical path
+    walk: TileWalk | None = None     # a two-dimensional look-back's hops, by the tiles running at once
     atomics: float = 0.0             # atomics per block on one shared address (a ticket): serialised
     fp64: bool = False
     by_ticket: bool = False          # the blocks take their tiles by ticket, so the resident ones take them all:
@@ -381,7 +402,7 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
                    for c, mem, inst, drawn, streamed in waves) + latency
     body = max(body, grid * launch.atomics * machine["atomic_interval"])
     body += starting_blocks(body, grid, idle, parked, sms, block_ns)
-    chain = launch.chain * machine["flag_round_trip"] / 2
+    chain = chain_hops(launch, concurrent) * machine["flag_round_trip"] / 2
     total = body + chain
     return LaunchTime(planned, b, grid / concurrent, memory, latency_total, instruction, chain, total, served)
 
@@ -586,7 +607,12 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
     if launch.atomics:
         body = sympy.Max(body, sympy.nsimplify(grid * launch.atomics) * ATOMIC)
     body = body + starting_blocks(body, grid, idle, parked, sms, block)
-    return body + sympy.nsimplify(launch.chain) * HOP / 2
+    return body + sympy.nsimplify(chain_hops(launch, concurrent)) * HOP / 2
+
+
+def chain_hops(launch: Launch, concurrent: int) -> float:
+    """One-way flag hops on the launch's critical path: its ``chain`` and its tile walk's."""
+    return launch.chain + (launch.walk.hops(concurrent) if launch.walk else 0)
 
 
 def bandwidth_condition(t: LaunchTime, machine):
