@@ -201,7 +201,7 @@ def _residuals_at_neighbours(problem, model, measured: list[Measured]) -> dict[i
         if math.isfinite(predicted) and predicted > 0 and m.ms > 0:
             readable = _as_run(problem, _readable(problem, m.kernel, own), m.size)
             seen = by_size.setdefault(m.size, {}).setdefault(json.dumps(readable, sort_keys=True), (readable, []))
-            seen[1].append(math.log(m.ms / predicted))      # two configurations that ran as one: both its
+            seen[1].append(math.log(m.ms / predicted))      # configurations that ran as one: their mean
     out = {}
     for size, residuals in by_size.items():
         mean = {key: (r, float(np.mean(ys))) for key, (r, ys) in residuals.items()}

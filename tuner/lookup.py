@@ -65,6 +65,7 @@ def model_pick(problem, model, device: str | None, stale: bool = False) -> Answe
         raise ParameterError("name", f"{problem.describe()}: no feasible configuration the model can predict")
     ms, best = min(predicted, key=lambda item: item[0])
     why = "its rows here were measured with another source of the kernel" if stale else "nothing recorded on this device"
-    return Answer(problem.name, problem.size, problem.dtype, device, problem.readable(problem.as_run(best)), None, ms, "model",
+    best = problem.as_run(best)
+    return Answer(problem.name, problem.size, problem.dtype, device, problem.readable(best), None, ms, "model",
                   note=f"{why}: the model's pick on the machine file of {getattr(model, 'device', 'the default device')}")
 
