@@ -186,12 +186,29 @@ def test_an_fma_chain_waits_the_probed_latency_and_the_convolution_counts_its_ta
     assert lone.rounds == 9 * 37 and lone.chains == 1
     from memtune.kernels.conv_matmul import matmul_plan
 
-    # 256 / 16 = 16 slices of 16: double-buffered, a global round, a shared round and a barrier a slice; single,
-    # a global round, two shared rounds and two barriers a slice
+    # 256 / 16 = 16 slices of 16, two pieces of 8 steps each, a global round a piece (the block's first from DRAM):
+    # double-buffered, the first slice's two before the loop and the other 30 each ahead of a piece's work, a
+    # shared round and a barrier a slice; single, 32 rounds, two shared rounds and two barriers a slice
     double = matmul_plan(256, 256, 256, "float32", {"m": 64, "r": 4, "d": 0, "buffers": 2, "slice": 16}).launches[0]
     single = matmul_plan(256, 256, 256, "float32", {"m": 64, "r": 4, "d": 0, "buffers": 1, "slice": 16}).launches[0]
-    assert (double.chains, double.rounds, double.shared_rounds, double.barriers) == (16, 16, 16, 16)
-    assert (single.rounds, single.shared_rounds, single.barriers) == (16, 32, 32)
+    assert (double.chains, double.shared_rounds, double.barriers) == (16, 16, 16)
+    assert (double.rounds, double.l2_rounds, double.ahead_l2_rounds) == (1, 1, 30)
+    assert (single.rounds, single.l2_rounds, single.ahead_l2_rounds, single.shared_rounds, single.barriers) == (
+        1, 31, 0, 32, 32)
+
+
+def test_rounds_issued_ahead_of_the_blocks_work_wait_only_for_what_it_does_not_cover():
+    """40 L2 rounds (50 ns each) issued ahead of a block's work: with no work each waits in full; with 1000 ns of
+    its warps' issue (128000 flops over 8 warps of 64-flop FMAs, 4 cycles apart) 1000 of the 2000 ns remain;
+    with 3000 ns of it, none."""
+    m = toy()
+    ahead = L.Launch("f", 2, 256, accesses=(L.Access("a", 1000),), rounds=10, ahead_l2_rounds=40)
+    assert L.launch_time(ahead, L.Served(1000, 0), m).total_ns == pytest.approx(1000 + 10 * 100 + 40 * 50 + 100)
+    for flops, left in ((128000, 1000), (384000, 0)):
+        t = L.launch_time(replace(ahead, flops=flops), L.Served(1000, 0), m)
+        bare = L.launch_time(replace(ahead, flops=flops, ahead_l2_rounds=0), L.Served(1000, 0), m)
+        assert t.total_ns - bare.total_ns == pytest.approx(left)
+        assert float(L.launch_expr(t, m).subs(L.symbol_values(m))) == pytest.approx(t.total_ns)
 
 
 def test_rounds_whose_lines_other_blocks_brought_wait_the_l2s_walk():

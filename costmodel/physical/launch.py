@@ -150,6 +150,9 @@ class Launch:
     shared_accesses: tuple = ()      # per block: SharedAccess patterns, counted in wavefronts at the machine's
                                      # banks and bank width (added to shared_wavefronts)
     shared_rounds: float = 0.0       # dependent shared accesses of one block
+    ahead_l2_rounds: float = 0.0     # more L2 rounds, each issued before an equal share of the block's issue work
+                                     # and waited on after it (a double buffer's pieces): the block waits only
+                                     # for the latency that work does not cover
     fma_chain: float = 0.0           # dependent fused multiply-adds of one block (an accumulator's chain), at
                                      # the probed FMA latency each
     chains: int = 1                  # independent dependency chains in one warp's instruction stream (accumulators
@@ -359,8 +362,10 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     # also holds its warps' share of them: what few warps cannot hide
     warp_issue = (launch.flops / launch.warps / warp_flops(launch.fp64, machine)
                   + wavefronts / launch.warps) * issue_cycles(launch, machine) / machine["clock"]
-    wait = (launch.rounds * latency + launch.l2_rounds * machine["walk_l2_latency"]
-            + launch.shared_rounds * shared_latency + fma_chain_ns(launch, machine))
+    ahead = max(0.0, launch.ahead_l2_rounds * machine["walk_l2_latency"] - warp_issue)
+    wait = (launch.rounds * latency + launch.l2_rounds * machine["walk_l2_latency"] + ahead
+            + launch.shared_rounds * shared_latency
+            + fma_chain_ns(launch, machine))
     drain = launch_drain_cycles(launch, machine) / machine["clock"]
     lat = wait + drain + warp_issue
 
@@ -443,6 +448,7 @@ def resident(launch: Launch, concurrent: int) -> tuple[Launch, int]:
         return launch, 0
     k = launch.blocks / concurrent
     return replace(launch, grid=concurrent, rounds=launch.rounds * k, l2_rounds=launch.l2_rounds * k,
+                   ahead_l2_rounds=launch.ahead_l2_rounds * k,
                    shared_wavefronts=launch.shared_wavefronts * k, shared_rounds=launch.shared_rounds * k,
                    fma_chain=launch.fma_chain * k, barriers=launch.barriers * k, flops=launch.flops * k,
                    atomics=launch.atomics * k), launch.blocks - concurrent
@@ -568,13 +574,15 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
     lat_sym = LAT if t.served.dram > 0 else LAT2
     shared_lat = sympy.nsimplify(launch.shared_rounds * machine["shared_latency"]) / SIGMA
     fma_lat = sympy.nsimplify(launch.fma_chain) * (FMA64 if launch.fp64 else FMA) / SIGMA
-    wait = sympy.nsimplify(launch.rounds) * lat_sym + sympy.nsimplify(launch.l2_rounds) * LAT2 + shared_lat + fma_lat
     drain = sympy.nsimplify(launch_drain_cycles(launch, machine)) / SIGMA
     phi = PHI64 if launch.fp64 else PHI
     per_warp_flops = WARP_LANES * 2 * (PHI64 / PHI if launch.fp64 else 1)
     wavefronts = launch_wavefronts(launch, machine)
     warp_issue = (sympy.nsimplify(launch.flops / launch.warps) / per_warp_flops
                   + sympy.nsimplify(wavefronts / launch.warps)) * sympy.Max(1, FMA / max(1, launch.chains)) / SIGMA
+    ahead = sympy.Max(0, sympy.nsimplify(launch.ahead_l2_rounds) * LAT2 - warp_issue) if launch.ahead_l2_rounds else 0
+    wait = (sympy.nsimplify(launch.rounds) * lat_sym + ahead + sympy.nsimplify(launch.l2_rounds) * LAT2
+            + shared_lat + fma_lat)
     lat = wait + drain + warp_issue
     b = t.blocks_per_sm
 
