@@ -313,10 +313,12 @@ def test_matmul_plan_counts_whole_slices_and_old_rows_ran_slices_of_eight():
     assert deep.function == "matmul_f32_m64_r4_b2_k32_shaped"
     assert deep.dynamic_shared == 2 * 2 * 32 * 64 * 4
     assert deep.flops == 2 * 64 * 64 * 128
-    assert (deep.rounds, deep.shared_rounds, deep.barriers) == (4, 4, 4)     # double-buffered: a round a slice
+    # double-buffered: the first slice's four pieces before the loop (one DRAM round, three L2), the other three
+    # slices' twelve pieces ahead of the work; a shared round and a barrier a slice
+    assert (deep.rounds, deep.l2_rounds, deep.ahead_l2_rounds, deep.shared_rounds, deep.barriers) == (1, 3, 12, 4, 4)
     assert deep.shared_wavefronts == 128 * 8 * 3 + 16 * (32 + 4 * 12)
     single = conv_matmul.matmul_plan(64, 100, 64, "float32", {**base, "buffers": 1, "slice": 16}).launches[0]
-    assert (single.rounds, single.shared_rounds, single.flops) == (7, 14, 2 * 64 * 64 * 112)
+    assert (single.rounds, single.l2_rounds, single.shared_rounds, single.flops) == (1, 13, 14, 2 * 64 * 64 * 112)
     old = conv_matmul.matmul_plan(64, 64, 64, "float32", base).launches[0]
     assert old.function == "matmul_f32_m64_r4_b2_k8" and old.dynamic_shared == 2 * 2 * 8 * 64 * 4
 
