@@ -527,3 +527,17 @@ def test_a_tile_the_side_cannot_take_runs_as_the_tile_it_falls_back_to_and_borro
             for p, f in ((wide, 1.0), ({**wide, "tile": 32}, 4.0))]
     own = _residuals_at_neighbours(tuner.problem("hmm_transpose", 864 ** 2), model, both)[800 ** 2].own
     assert own == {json.dumps({**wide, "tile": 32}, sort_keys=True): pytest.approx(math.log(2.0), rel=1e-9)}
+
+
+def test_the_models_top_configurations_at_a_size_are_three_that_run_differently():
+    """At n̄ = 800 the transpose's 64-wide tiles run 32 wide: the model's best nominal points there come in twins
+    (tile 64 ranked as its tile 32), and the three the interpolated answer adds are three distinct runs."""
+    from memtune.tuner.interpolate import MODEL_TOP, _model_top
+
+    problem, model = tuner.problem("hmm_transpose", 800 ** 2), tuner.load_model(H100)
+    ranked = sorted(problem.points(), key=lambda p: problem.predict_ms(model, p))
+    runs = [json.dumps(kernels.get("hmm_transpose").as_run(800 ** 2, p), sort_keys=True) for p in ranked]
+    assert len(set(runs[:MODEL_TOP])) < MODEL_TOP            # the nominal top three hold a twin
+    top = _model_top(problem, model)
+    assert [json.dumps(t, sort_keys=True) for t in top] == list(dict.fromkeys(runs))[:MODEL_TOP]
+    assert all(t["tile"] == 32 for t in top)

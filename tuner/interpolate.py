@@ -148,14 +148,20 @@ def _takes(problem, readable: dict) -> bool:
 
 
 def _model_top(problem, model) -> list[dict]:
-    """The model's best :data:`MODEL_TOP` configurations of each algorithm at the asked size."""
+    """The model's best :data:`MODEL_TOP` configurations of each algorithm at the asked size, each as it runs
+    there and counted once (two nominal tiles that run as one tile are one candidate, not two of three)."""
     out = []
     for kernel, member in problem.candidates.items():
         if member.kernel.peer:
             out.append(_readable(problem, kernel, {}))
             continue
-        ranked = sorted(member.points(), key=lambda p: member.predict_ms(model, p))
-        out += [_readable(problem, kernel, p) for p in ranked[:MODEL_TOP]]
+        distinct = {}
+        for p in sorted(member.points(), key=lambda p: member.predict_ms(model, p)):
+            readable = _as_run(problem, _readable(problem, kernel, p), problem.size)
+            distinct.setdefault(json.dumps(readable, sort_keys=True), readable)
+            if len(distinct) == MODEL_TOP:
+                break
+        out += distinct.values()
     return out
 
 
