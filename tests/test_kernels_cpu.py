@@ -219,6 +219,24 @@ def test_bucketed_permutation_plan_prices_the_partial_sectors_of_its_runs():
     assert "shared memory" in k.space.violation(widest, Limits(itemsize=8))
 
 
+def test_a_row_wise_pass_waits_a_round_for_each_load_of_its_loops_and_walks_its_rows_grid_stride():
+    """The row loops' copies under #pragma unroll 4 are split by exit branches (LDG, STS, branch): a row of 4096 on
+    128 threads is 32 rounds designated, 64 conflict-free (its a, then its S and D); 4096 rows on 132 blocks give
+    some blocks 32 and most 31, and a grid of 4224 leaves 128 blocks without a row."""
+    from memtune.costmodel.physical.launch import imbalance, working_blocks
+
+    k = kernels.get("hmm_scheduled_permutation")
+    plan = k.launch_plan(1 << 24, "float32", {"threads": 128, "mode": "designated", "d": 132, "rows": 8, "tile": 32},
+                         {"perm": "random"})
+    first = plan.launches[0]
+    assert first.function.startswith("rowwise_dd") and first.blocks == 132
+    assert first.rounds == pytest.approx(4096 / 132 * 32) and first.working == 4096
+    assert imbalance(first, 132)[0] == pytest.approx(32 / (4096 / 132))
+    free = k.launch_plan(1 << 24, "float32", {"threads": 128, "mode": "conflict-free", "d": 4224, "rows": 8,
+                                              "tile": 32}, {"perm": "random"}).launches[0]
+    assert free.rounds == 64 and working_blocks(free) == (4096, 128)
+
+
 def test_a_named_permutation_s_bucketed_runs_are_counted():
     from memtune.kernels.hmm_permutation import _runs, bucket_runs
 
