@@ -47,7 +47,9 @@ GRIDS = [("H100", "h100/offladder/noticket_after", ("prefix_sums",), 0),
          ("H100", "h100/offladder/start_beside/conv_matmul", ("conv", "matmul"), 0),
          ("H200", "h200/offladder/start_beside", ("prefix_sums", "sum", "sat", "transpose", "permutation"), 0),
          ("H100", "h100/offladder/as_run", ("prefix_sums", "sum", "sat", "transpose", "permutation"), 0),
-         ("H200", "h200/offladder/as_run", ("prefix_sums", "sum", "sat", "transpose", "permutation"), 0)]
+         ("H200", "h200/offladder/as_run", ("prefix_sums", "sum", "sat", "transpose", "permutation"), 0),
+         ("H100", "h100/offladder/rowwise_after", ("permutation",), 0),
+         ("H200", "h200/offladder/rowwise_after", ("permutation",), 0)]
 LADDER_FAMILIES = ("prefix_sums", "sum", "sat", "transpose", "permutation")
 WITHIN = 1.05
 

@@ -115,6 +115,12 @@ for label, folder, on in (("H100 before the scattered-access term", OFFLADDER / 
                           ("H100 after the reuse footprint", OFFLADDER / "reuse_after", None),
                           ("H100 after the bucketed runs count", OFFLADDER / "runs_after", None)):
     report(f"permutations recorded {label}", scored(sorted(folder.glob("*/offladder_grid.csv")), on=on), "kernel")
+# held out from the row-wise pass's rounds (commit 94152e5): four permutations recorded after it, on the H100 and on
+# the H200 from its machine file alone
+for label, folder, on in (("H100", OFFLADDER / "rowwise_after", None),
+                          ("H200 (probe only)", HERE / "bench/results/h200/offladder/rowwise_after", h200)):
+    report(f"permutations recorded {label} after the row-wise pass's rounds", scored([folder / "offladder_grid.csv"], on=on),
+           "kernel")
 # development: the studies' analysed CSVs, each configuration once (studies.base.distinct)
 devs = []
 for name in ("conv_matmul", "dmm_permutation", "hmm_permutation", "rap", "sat", "scan"):
