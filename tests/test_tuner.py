@@ -780,29 +780,3 @@ def test_a_trial_that_runs_as_an_earlier_one_is_its_duplicate():
     assert wide.params["tile"] == 64 and study._tried(wide) == (first.number, 1)
     at_1024 = tuner.problem("hmm_transpose", 1024 ** 2)
     assert at_1024.as_run({**narrow, "tile": 64}) != at_1024.as_run(narrow)
-
-
-def test_a_first_run_over_the_limit_is_repeated_once_only_where_it_was_the_processs_first_of_its_kernel(monkeypatch):
-    """A module loaded from the compile cache counts no compilation but can make the first run slow: that run is
-    repeated; a later configuration of the same kernel over the limit fails at once, run once."""
-    from types import SimpleNamespace
-
-    from memtune.tuner.objectives import measure as m
-
-    monkeypatch.setattr(m, "compilations", lambda: 7)
-    monkeypatch.setattr(m, "_STARTED", set())
-
-    def objective(times):
-        o = object.__new__(m.MeasureObjective)
-        o.problem, o.limit = SimpleNamespace(kernel=SimpleNamespace(name="k")), 200.0
-        o.runs = list(times)
-        o._timed_run = lambda params: (None, o.runs.pop(0))
-        return o
-
-    first = objective([1259.0, 0.03])
-    first._first_run({})
-    assert first._last_ms == 0.03 and not first.runs
-    later = objective([500.0, 0.03])
-    with pytest.raises(m.TrialFailed, match="500.0 ms > 200"):
-        later._first_run({})
-    assert later.runs == [0.03]                     # not run again

@@ -18,7 +18,6 @@ from .base import Objective, Outcome
 SAMPLE = 1 << 16
 REPEATS_BUDGET_MS = 1000.0
 TOLERANCE = {"float32": 1e-3, "float64": 1e-9}
-_STARTED: set[str] = set()      # the kernels this process has run once: a first run may load a module
 
 
 class MeasureObjective(Objective):
@@ -85,14 +84,11 @@ class MeasureObjective(Objective):
         return max(min(5, self.repeats), min(self.repeats, int(REPEATS_BUDGET_MS / max(self._last_ms, 1e-3))))
 
     def _first_run(self, params):
-        """One run under the time limit; a first run over it is repeated once if it compiled a kernel or was the
-        process's first of this kernel (a module loaded from the compile cache counts no compilation, yet the first
-        permutation of a re-check took 1259 ms on the H100, against 0.03 ms measured after it); a slow
-        configuration is not run twice: at d = 1 one run can take seconds."""
-        before, first = compilations(), self.problem.kernel.name not in _STARTED
+        """One run under the time limit; a first run over it is repeated once if it compiled a kernel (a slow
+        configuration is not run twice: at d = 1 one run can take seconds)."""
+        before = compilations()
         out, elapsed = self._timed_run(params)
-        _STARTED.add(self.problem.kernel.name)
-        if elapsed > self.limit and (compilations() > before or first):
+        if elapsed > self.limit and compilations() > before:
             out, elapsed = self._timed_run(params)
         if elapsed > self.limit:
             raise TrialFailed(f"time limit: a run took {elapsed:.1f} ms > {self.limit:.0f} ms")
