@@ -780,3 +780,37 @@ def test_a_trial_that_runs_as_an_earlier_one_is_its_duplicate():
     assert wide.params["tile"] == 64 and study._tried(wide) == (first.number, 1)
     at_1024 = tuner.problem("hmm_transpose", 1024 ** 2)
     assert at_1024.as_run({**narrow, "tile": 64}) != at_1024.as_run(narrow)
+
+
+def test_a_first_run_over_the_limit_is_repeated_once_where_it_launched_a_function_for_the_first_time(monkeypatch):
+    """A device function's first launch loads it without a compilation counted (an H100 gather's e4 function: 579.5
+    ms, then 0.063): that run is repeated. A configuration of functions launched before runs once, and a slow one
+    fails on its one run; so does one over the limit twice."""
+    from types import SimpleNamespace
+
+    from memtune.tuner.objectives import measure as m
+
+    monkeypatch.setattr(m, "compilations", lambda: 7)
+    monkeypatch.setattr(m, "_LAUNCHED", set())
+    plans = {4: ["gather_f32_e4"], 8: ["gather_f32_e8"]}
+
+    def objective(times):
+        kernel = SimpleNamespace(name="k", plan=lambda size, dtype, params, case: SimpleNamespace(
+            launches=[SimpleNamespace(function=f) for f in plans[params["ept"]]]))
+        o = object.__new__(m.MeasureObjective)
+        o.problem, o.limit = SimpleNamespace(kernel=kernel, size=1, dtype="float32", case={}), 200.0
+        o.runs = list(times)
+        o._timed_run = lambda params: (None, o.runs.pop(0))
+        return o
+
+    first = objective([579.5, 0.063])
+    first._first_run({"ept": 4})
+    assert first._last_ms == 0.063 and not first.runs
+    again = objective([500.0, 0.063])
+    with pytest.raises(m.TrialFailed, match="500.0 ms > 200"):
+        again._first_run({"ept": 4})
+    assert again.runs == [0.063]                         # its function was loaded: one run
+    slow = objective([900.0, 800.0])
+    with pytest.raises(m.TrialFailed, match="800.0 ms > 200"):
+        slow._first_run({"ept": 8})                      # a new function, repeated once, and slow both times
+    assert not slow.runs
