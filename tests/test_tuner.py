@@ -790,17 +790,20 @@ def test_a_first_run_over_the_limit_is_repeated_once_where_it_launched_a_functio
 
     from memtune.tuner.objectives import measure as m
 
+    fetched = set()                   # the device's fetched functions: a run binds its plan's, as run_plan does
     monkeypatch.setattr(m, "compilations", lambda: 7)
-    monkeypatch.setattr(m, "_LAUNCHED", set())
+    monkeypatch.setattr(m, "loads", lambda: len(fetched))
     plans = {4: ["gather_f32_e4"], 8: ["gather_f32_e8"]}
 
     def objective(times):
-        kernel = SimpleNamespace(name="k", plan=lambda size, dtype, params, case: SimpleNamespace(
-            launches=[SimpleNamespace(function=f) for f in plans[params["ept"]]]))
         o = object.__new__(m.MeasureObjective)
-        o.problem, o.limit = SimpleNamespace(kernel=kernel, size=1, dtype="float32", case={}), 200.0
+        o.problem, o.limit = SimpleNamespace(kernel=SimpleNamespace(name="k")), 200.0
         o.runs = list(times)
-        o._timed_run = lambda params: (None, o.runs.pop(0))
+
+        def timed_run(params):
+            fetched.update(plans[params["ept"]])
+            return None, o.runs.pop(0)
+        o._timed_run = timed_run
         return o
 
     first = objective([579.5, 0.063])

@@ -10,7 +10,7 @@ import numpy as np
 
 from ... import kernels
 from ...kernels import KernelLaunchError
-from ...kernels.device import compilations, cupy
+from ...kernels.device import compilations, cupy, loads
 from ...kernels.timing import Device, hold_gpu, measure
 from ..errors import TrialFailed, TunerError
 from .base import Objective, Outcome
@@ -18,7 +18,6 @@ from .base import Objective, Outcome
 SAMPLE = 1 << 16
 REPEATS_BUDGET_MS = 1000.0
 TOLERANCE = {"float32": 1e-3, "float64": 1e-9}
-_LAUNCHED: set[str] = set()      # "kernel:function" of every device function this process has launched
 
 
 class MeasureObjective(Objective):
@@ -85,30 +84,18 @@ class MeasureObjective(Objective):
         return max(min(5, self.repeats), min(self.repeats, int(REPEATS_BUDGET_MS / max(self._last_ms, 1e-3))))
 
     def _first_run(self, params):
-        """One run under the time limit; a first run over it is repeated once if it compiled a kernel or launched a
-        device function this process had not launched before: a function's first launch loads it, uncounted as a
-        compilation (on the H100 a gather's e4 function after its e8 one, from the same module: 579.5 ms, then
-        0.063 ms), which stopped the H100's re-check of bench/results/h100/offladder/rowwise_after. A slow
-        configuration is not run twice: at d = 1 one run can take seconds."""
-        before, functions = compilations(), self._functions(params)
-        new = not functions <= _LAUNCHED
+        """One run under the time limit; a first run over it is repeated once if it compiled a kernel or loaded a
+        device function this process had not run before (:func:`~memtune.kernels.device.loads`: that load stopped
+        the H100's re-check of bench/results/h100/offladder/rowwise_after). A slow configuration is not run twice:
+        at d = 1 one run can take seconds."""
+        before = (compilations(), loads())
         out, elapsed = self._timed_run(params)
-        _LAUNCHED.update(functions)
-        if elapsed > self.limit and (compilations() > before or new):
+        if elapsed > self.limit and (compilations(), loads()) != before:
             out, elapsed = self._timed_run(params)
         if elapsed > self.limit:
             raise TrialFailed(f"time limit: a run took {elapsed:.1f} ms > {self.limit:.0f} ms")
         self._last_ms = elapsed
         return out
-
-    def _functions(self, params) -> frozenset:
-        """The device functions a configuration launches (its plan's), or its kernel's name where it has no plan."""
-        kernel, problem = self.problem.kernel, self.problem
-        try:
-            plan = kernel.plan(problem.size, problem.dtype, params, problem.case)
-        except Exception:             # no plan (a user's kernel), or parameters its run will reject itself
-            return frozenset({kernel.name})
-        return frozenset(f"{kernel.name}:{launch.function}" for launch in plan.launches)
 
     def __call__(self, params):
         """One configuration's outcome; whatever goes wrong running it is the trial's failure, with why."""
