@@ -98,6 +98,18 @@ def test_occupancy_from_registers_threads_and_shared():
     assert L.blocks_per_sm(L.Launch("f", 1, 32, dynamic_shared=60 * 1024), m, 16, 0) == 0   # over the block limit
 
 
+def test_a_warp_takes_its_registers_from_one_quarter_of_the_register_file():
+    m = toy()
+    # 86 registers: 2752 a warp, 2816 allocated; a quarter (16384) holds 5 such warps, the SM 20: blocks of 20
+    # warps fit once, of 21 not at all (65536 / 2816 would hold 23), of 10 twice
+    assert L.blocks_per_sm(L.Launch("f", 1, 640), m, 86, 0) == 1
+    assert L.blocks_per_sm(L.Launch("f", 1, 672), m, 86, 0) == 0
+    assert L.blocks_per_sm(L.Launch("f", 1, 320), m, 86, 0) == 2
+    # 120 registers: 3840 a warp, 4 a quarter, 16 an SM: a block of 17 warps does not fit, one warp blocks 16 times
+    assert L.blocks_per_sm(L.Launch("f", 1, 544), m, 120, 0) == 0
+    assert L.blocks_per_sm(L.Launch("f", 1, 32), m, 120, 0) == 16
+
+
 def test_launch_time_bandwidth_and_latency_bound_by_hand():
     m = toy()
     # 16 blocks of 256 threads, 4 resident per SM x 2 SMs = 8 at once: two full waves

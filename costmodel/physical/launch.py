@@ -316,12 +316,21 @@ def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0,
     return out
 
 
+SUB_PARTITIONS = 4   # an SM's schedulers, each with a quarter of its register file
+
+
 def blocks_per_sm(launch: Launch, machine, registers: int, static_shared: int) -> int:
+    """Blocks of the launch an SM holds at once. A warp's registers (rounded up to 256) come from one scheduler's
+    quarter of the register file, so an SM holds four times the warps one quarter fits: on the H100 a kernel of 120
+    registers takes blocks of at most 512 threads, not the 544 that 65536 registers would hold, and one of 84 or 86 at
+    most 640, not 736 (the driver's maximum threads a block, `bench/results/h100/scan_static/spec_first_try.log` and
+    `spec.log`, 2026-11-27)."""
     warps = launch.warps
     regs_per_warp = -(-registers * 32 // 256) * 256
     limits = [int(machine["blocks_per_sm"]), int(machine["threads_per_sm"]) // (warps * 32)]
     if registers:
-        limits.append(int(machine["registers_per_sm"]) // (regs_per_warp * warps))
+        per_quarter = int(machine["registers_per_sm"]) // SUB_PARTITIONS // regs_per_warp
+        limits.append(per_quarter * SUB_PARTITIONS // warps)
     shared = launch.dynamic_shared + static_shared
     if shared:
         if shared > machine["shared_per_block"]:
