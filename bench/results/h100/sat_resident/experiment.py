@@ -1,6 +1,6 @@
-"""#28 experiment: the two-dimensional look-back SAT (shaped.cu's tiles) as shipped (base) at its shipped and taller
-tile shapes, with a wider walk up (wide), as resident blocks holding two tiles (res), and base's phases in SM cycles
-(prof), beside the device copy. One process, alternating rounds, cold L2, medians of --repeats.
+"""#28 experiment: the two-dimensional look-back SAT (shaped.cu's tiles) as shipped (base), the same tile's work in
+three tile orders with and without a ticket (ord), and its phases in SM cycles (prof), beside the device copy. One
+process, alternating rounds, cold L2, medians of --repeats.
 Usage: python experiment.py --out DIR [--repeats 20] [--sizes 1024,4096] [--name experiment]; writes DIR/NAME.json."""
 import json
 import re
@@ -35,14 +35,16 @@ def main():
     code = (HERE / "experiment.cu").read_text()
     mod = cp.RawModule(code=code, options=("-std=c++17", "-DMEMTUNE_ONLY=none",
                                            f"-I{Path(kernels.__file__).parent}"))
-    names = re.findall(r"^(?:BASE|WIDE|PROF|RES|SAME)\(.*$", code, re.M)
-    kinds = {}
-    for line in names:
-        for m in re.finditer(r"(BASE|WIDE|PROF|RES|SAME)\((\w+(?: \w+)?), (f\d\d), (\d+), (\d+), (\d+)(?:, (\d+))?\)", line):
-            kind, _, s, w, r, v, u = m.groups()
-            name = f"{kind.lower()}_{s}_w{w}_r{r}_v{v}" + (f"_u{u}" if u else "")
-            kinds[name] = s
-    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    kinds = {}                                                   # kernel name: its dtype's short name
+    for kind, body in re.findall(r"\b(BASE|ORD|PROF|ORDERS)\(((?:float|double), f\d\d(?:, \d+)+)\)", code):
+        _, s, *n = [x.strip() for x in body.split(",")]
+        shape = f"{s}_w{n[0]}_r{n[1]}_v{n[2]}"
+        if kind == "BASE":
+            kinds[f"base_{shape}"] = s
+        elif kind == "ORDERS":
+            kinds.update({f"ord_{shape}_o{o}_t0": s for o in range(3)})
+        else:
+            kinds[f"{kind.lower()}_{shape}_o{n[3]}_t{n[4]}"] = s
     copy = kernels.get("cupy_copy")
     prof = cp.ndarray(8, np.uint64, memptr=mod.get_global("prof"))
     counter = cp.zeros(1, np.uint32)
@@ -70,23 +72,12 @@ def main():
             tiles = tx * ty
             per = np.int32(tiles)
 
-            if name.startswith("res_"):
-                occ = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(fn.kernel.ptr, 32 * warps, 0)
-                for d in sorted({occ * sms, max(1, occ - 1) * sms}):
-                    d = min(d, tiles)
-
-                    def run(fn=fn, d=d, warps=warps, tx=tx, per=per):
-                        epoch[0] += 1
-                        fn((d,), (32, warps), (a, b, np.int32(h), np.int32(w), np.int32(tx), per, np.int64(1), counter,
-                                               status, np.uint32(epoch[0])))
-                    variants[f"{name}_d{d}"] = (run, fn.num_regs, occ)
-            else:
-                def run(fn=fn, warps=warps, tx=tx, per=per, tiles=tiles):
-                    epoch[0] += 1
-                    fn((tiles,), (32, warps), (a, b, np.int32(h), np.int32(w), np.int32(tx), per, counter, status,
-                                               np.uint32(epoch[0])))
-                occ = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(fn.kernel.ptr, 32 * warps, 0)
-                variants[name] = (run, fn.num_regs, occ)
+            def run(fn=fn, warps=warps, tx=tx, per=per, tiles=tiles):
+                epoch[0] += 1
+                fn((tiles,), (32, warps), (a, b, np.int32(h), np.int32(w), np.int32(tx), per, counter, status,
+                                           np.uint32(epoch[0])))
+            occ = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(fn.kernel.ptr, 32 * warps, 0)
+            variants[name] = (run, fn.num_regs, occ)
         errs = {}
         for k, (run, _, _) in variants.items():
             b.fill(np.nan)
