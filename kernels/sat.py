@@ -15,7 +15,7 @@ from ..costmodel.physical.shared import SharedAccess
 from .base import Inputs, Kernel, cdiv, cupy, dtype_of, lookback_arrays, status_word_bytes, suffix
 from .executor import epoch_argument
 from .hmm_permutation import fitting_tile, transpose_launch
-from .shaped import tiles_plan
+from .shaped import TILE_ORDERS, TILE_SHAPES, tiles_plan
 
 SOURCE = "sat.cu"
 SOURCES = (SOURCE, "hmm_permutation.cu")      # (1+r)R1W's transposes are the HMM transpose's kernels
@@ -276,28 +276,31 @@ class SAT1R1WLookback(SAT):
 class SATTilesLookback(SAT):
     """Beyond the seeds: 1R1W in one launch of two-dimensional tiles, a block each (``tiles`` of shaped.cu,
     the kernel memtune.sat runs on any shape): the tiles meet those above through look-back on per-column
-    status words and those to the left on per-row words, so a small matrix still fills every SM."""
+    status words and those to the left on per-row words, so a small matrix still fills every SM. The tiles are
+    taken by ticket in row order, by block index in row order, or by ticket along the anti-diagonals (``order``)."""
 
     beyond_seeds = True
     sources = ("shaped.cu",)
-    tunables = {"warps": (4, 8), "vectors": (2, 4)}
-    defaults = {"warps": 8, "vectors": 4}
-    restrictions = ("warps == 8 or vectors == 4",)   # the compiled tile shapes (shaped.TILE_SHAPES)
+    tunables = {"warps": (4, 8), "vectors": (2, 4), "rows": (8, 16), "order": tuple(TILE_ORDERS)}
+    # rows 8, ticket: what every table row recorded before rows and order were tunables ran
+    defaults = {"warps": 8, "vectors": 4, "rows": 8, "order": "ticket"}
+    restrictions = (f"(warps, rows, vectors, order) in {TILE_SHAPES!r}",)   # the compiled tile shapes
     threads = "32 * warps"
     shared = "544 * warps * vectors + 8"             # band, look-back values (8 bytes) and flags a column
     searched = None
-    ROWS = 8                                         # rows a warp
 
     def model_values(self, size, params, case, limits):
-        return {"n": size, "nbar": math.isqrt(size), "H": self.ROWS * params["warps"], "C": 32 * params["vectors"]}
+        params = {**self.defaults, **params}
+        return {"n": size, "nbar": math.isqrt(size), "H": params["rows"] * params["warps"], "C": 32 * params["vectors"]}
 
     def launch_plan(self, size, dtype, params, case):
-        nbar = math.isqrt(size)
-        return tiles_plan(1, nbar, nbar, dtype, dtype, "sat", params["warps"], self.ROWS, params["vectors"])
+        nbar, p = math.isqrt(size), {**self.defaults, **params}
+        return tiles_plan(1, nbar, nbar, dtype, dtype, "sat", p["warps"], p["rows"], p["vectors"], p["order"])
 
     def bind(self, data, dtype, **case):
         side = data["a"].shape[0]
-        height, width = self.ROWS * min(self.tunables["warps"]), 32 * min(self.tunables["vectors"])
+        height = min(w * r for w, r, _, _ in TILE_SHAPES)
+        width = 32 * min(v for _, _, v, _ in TILE_SHAPES)
         return self._single_pass_inputs(data, dtype, side * (cdiv(side, height) + cdiv(side, width)))
 
 

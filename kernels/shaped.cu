@@ -336,6 +336,41 @@ __device__ void strips(const IN* __restrict__ a, OUT* __restrict__ b, int h, int
 // The block walks up together: it first reads the tile row just above (in a large image long done),
 // then WARPS rows at once, a warp each, every read of a warp issued before any is waited on; so a
 // small image, whose tiles all start together and all walk, pays a round trip per WARPS rows. Each warp walks left for its own RPW rows, a lane a (tile, row) pair: 32 / RPW tiles a pass.
+//
+// Tile order (ORDER): TICKETED, row-major by ticket (the block loads the tile of its index while the ticket
+// travels, and reloads where the ticket names another); BY_INDEX, row-major by block index, no ticket (blocks
+// start in index order, so every tile a walk waits on has started); DIAGONAL, by ticket along the anti-diagonals
+// ti + tj = 0, 1, ... (ti rising along each), so the tiles above and to the left both started a diagonal earlier,
+// where in row order the tile to the left started just before. On the H100 (bench/results/h100/sat_resident/,
+// 16 rows a warp): 4096² float32 1.38x the copy BY_INDEX in 8 warps by 64 columns, against 1.52x TICKETED and
+// 1.46x DIAGONAL; 16384² 1.20x DIAGONAL in 4 warps by 64 columns, against 1.34x BY_INDEX and 1.37x TICKETED.
+enum { TICKETED = 0, BY_INDEX = 1, DIAGONAL = 2 };
+
+// The d of the last triangle number <= x (x = d (d + 1) / 2 + k, 0 <= k <= d).
+__device__ __forceinline__ long long triangle_root(long long x) {
+    long long d = (long long)((sqrt(8.0 * (double)x + 1.0) - 1.0) / 2.0);
+    while ((d + 1) * (d + 2) / 2 <= x) ++d;
+    while (d * (d + 1) / 2 > x) --d;
+    return d;
+}
+
+// Tile `local` of an image of tiles_y x tiles_x tiles in anti-diagonal order: (ti, tj). The diagonals grow to
+// min(tiles_x, tiles_y) tiles, stay there, and shrink again (counted from the image's last tile).
+__device__ __forceinline__ int2 diagonal_position(long long local, int per_image, int tiles_x) {
+    const long long tiles_y = per_image / tiles_x, lo = min((long long)tiles_x, tiles_y), hi = max((long long)tiles_x, tiles_y);
+    const long long first = (lo - 1) * lo / 2, middle = (hi - lo + 1) * lo;
+    long long d, k;
+    if (local < first) { d = triangle_root(local); k = local - d * (d + 1) / 2; }
+    else if (local < first + middle) { d = lo - 1 + (local - first) / lo; k = (local - first) % lo; }
+    else {
+        const long long r = per_image - 1 - local, e = triangle_root(r);
+        d = tiles_x + tiles_y - 2 - e;
+        k = e - (r - e * (e + 1) / 2);
+    }
+    const long long ti = max(0LL, d - (tiles_x - 1)) + k;
+    return make_int2((int)ti, (int)(d - ti));
+}
+
 template <typename OUT, int WARPS, int V>
 __device__ void look_back_up(const typename Status<OUT>::Word* status, OUT (&above)[V], long long row_words,
                              int tile_row, int w, int col, unsigned epoch) {
@@ -398,17 +433,23 @@ __device__ OUT look_back_left(const typename Status<OUT>::Word* status, long lon
     return left;
 }
 
-template <typename IN, typename OUT, int V, int RPW>
+template <typename IN, typename OUT, int V, int RPW, int ORDER>
 __device__ __forceinline__ void load_tile(const IN* a, OUT (&v)[RPW][V], int h, int w, long long tile, int per_image,
                                           int tiles_x, int warp, int lane) {
     const long long image = tile / per_image;
+    if constexpr (ORDER == DIAGONAL) {
+        const int2 p = diagonal_position(tile % per_image, per_image, tiles_x);
+        load_rows<IN, OUT, V, RPW>(a + image * (long long)h * w, v, h, w, p.x * blockDim.y * RPW + warp * RPW,
+                                   p.y * 32 * V + lane);
+        return;
+    }
     const int local = (int)(tile % per_image), row = (local / tiles_x) * blockDim.y * RPW + warp * RPW;
     load_rows<IN, OUT, V, RPW>(a + image * (long long)h * w, v, h, w, row, (local % tiles_x) * 32 * V + lane);
 }
 
 // ROWS false: column prefix sums only (cumsum down an axis with elements after it): a tile meets the tiles
 // above and writes cp; no per-row words, no look-back to the left.
-template <typename IN, typename OUT, int WARPS, int RPW, int V, int PAD, bool ROWS>
+template <typename IN, typename OUT, int WARPS, int RPW, int V, int PAD, bool ROWS, int ORDER>
 __device__ void tiles(const IN* __restrict__ a, OUT* __restrict__ b, int h, int w, int tiles_x, int per_image,
                       unsigned* ticket, typename Status<OUT>::Word* status, unsigned epoch) {
     constexpr int C = 32 * V;
@@ -416,13 +457,22 @@ __device__ void tiles(const IN* __restrict__ a, OUT* __restrict__ b, int h, int 
     __shared__ OUT band[WARPS][C];
     __shared__ long long tile_s;
     const int lane = threadIdx.x, warp = threadIdx.y;
-    if (lane == 0 && warp == 0) tile_s = (long long)draw_ticket(ticket);
+    if (lane == 0 && warp == 0 && ORDER != BY_INDEX) tile_s = (long long)draw_ticket(ticket);
     OUT v[RPW][V];
-    load_tile<IN, OUT, V, RPW>(a, v, h, w, blockIdx.x, per_image, tiles_x, warp, lane);   // while the ticket travels
+    load_tile<IN, OUT, V, RPW, ORDER>(a, v, h, w, blockIdx.x, per_image, tiles_x, warp, lane);   // while the ticket travels
     __syncthreads();
-    const long long tile = tile_s, image = tile / per_image;
-    if (tile != blockIdx.x) load_tile<IN, OUT, V, RPW>(a, v, h, w, tile, per_image, tiles_x, warp, lane);
-    const int local = (int)(tile % per_image), ti = local / tiles_x, tj = local % tiles_x;
+    const long long tile = ORDER == BY_INDEX ? (long long)blockIdx.x : tile_s, image = tile / per_image;
+    if (tile != blockIdx.x) load_tile<IN, OUT, V, RPW, ORDER>(a, v, h, w, tile, per_image, tiles_x, warp, lane);
+    int ti, tj;
+    if constexpr (ORDER == DIAGONAL) {
+        const int2 at = diagonal_position(tile % per_image, per_image, tiles_x);
+        ti = at.x;
+        tj = at.y;
+    } else {
+        const int local = (int)(tile % per_image);
+        ti = local / tiles_x;
+        tj = local % tiles_x;
+    }
     const int row = ti * WARPS * RPW + warp * RPW, col = tj * C + lane;
     const long long tiles_y = per_image / tiles_x, images = gridDim.x / per_image;
     const long long up_words = (image * tiles_y + ti) * w;             // this tile row's per-column words
@@ -587,10 +637,10 @@ __device__ __forceinline__ void strips_if(const IN* a, OUT* b, int h, int w, int
     if constexpr (WANT) strips<IN, OUT, WARPS, RPW, ROWS, COLS, TOTAL, PAD>(a, b, h, w, per, t, s, e);
 }
 
-template <bool WANT, typename IN, typename OUT, int WARPS, int RPW, int V, int PAD, bool ROWS>
+template <bool WANT, typename IN, typename OUT, int WARPS, int RPW, int V, int PAD, bool ROWS, int ORDER>
 __device__ __forceinline__ void tiles_if(const IN* a, OUT* b, int h, int w, int tx, int per, unsigned* t,
                                          typename Status<OUT>::Word* s, unsigned e) {
-    if constexpr (WANT) tiles<IN, OUT, WARPS, RPW, V, PAD, ROWS>(a, b, h, w, tx, per, t, s, e);
+    if constexpr (WANT) tiles<IN, OUT, WARPS, RPW, V, PAD, ROWS, ORDER>(a, b, h, w, tx, per, t, s, e);
 }
 
 template <bool WANT, typename E, bool SHIFTED>
@@ -631,17 +681,31 @@ __device__ __forceinline__ void transpose_if(const E* a, E* b, int h, int w, lon
     STRIP(IN, SI, OUT, SO, MODE, ROWS, COLS, TOTAL, PAD, 8, 8) STRIP(IN, SI, OUT, SO, MODE, ROWS, COLS, TOTAL, PAD, 16, 2) \
     STRIP(IN, SI, OUT, SO, MODE, ROWS, COLS, TOTAL, PAD, 16, 4)
 
-// tiles_<in>_<out>_<sat|satpad|cols>_w<WARPS>_r<RPW>_v<V>
+// tiles_<in>_<out>_<sat|satpad|cols>_w<WARPS>_r<RPW>_v<V>[_index|_diag]
 #define TILE(IN, SI, OUT, SO, MODE, PAD, ROWS, WARPS, RPW, V)                                          \
     extern "C" __global__ void __launch_bounds__(32 * WARPS)                                          \
     tiles_##SI##_##SO##_##MODE##_w##WARPS##_r##RPW##_v##V(const IN* a, OUT* b, int h, int w, int tx,   \
                                                           int per, unsigned* t, Status<OUT>::Word* s, unsigned e) { \
         tiles_if<MEMTUNE_WANTS(tiles_##SI##_##SO##_##MODE##_w##WARPS##_r##RPW##_v##V), IN, OUT, WARPS, RPW, V, \
-                 PAD, ROWS>(a, b, h, w, tx, per, t, s, e); }
+                 PAD, ROWS, TICKETED>(a, b, h, w, tx, per, t, s, e); }
+
+// An ordered tile's launch bound holds BLOCKS4 blocks an SM (BLOCKS8 for 8-byte sums): left free, the compiler gave
+// the 16-row tiles without a ticket 95-168 registers where the ticketed ones took 72-130 (the experiment's
+// counts), and the caps (80 registers for 4 or 8 warps by 64 float columns, 128 for 4 by 128) are what was timed.
+#define TILE_ORDERED(IN, SI, OUT, SO, MODE, PAD, ROWS, WARPS, RPW, V, ORDER, NAME, BLOCKS4, BLOCKS8)   \
+    extern "C" __global__ void __launch_bounds__(32 * WARPS, sizeof(OUT) == 4 ? BLOCKS4 : BLOCKS8)     \
+    tiles_##SI##_##SO##_##MODE##_w##WARPS##_r##RPW##_v##V##_##NAME(const IN* a, OUT* b, int h, int w, int tx, \
+                                                                   int per, unsigned* t, Status<OUT>::Word* s, unsigned e) { \
+        tiles_if<MEMTUNE_WANTS(tiles_##SI##_##SO##_##MODE##_w##WARPS##_r##RPW##_v##V##_##NAME), IN, OUT, WARPS, RPW, \
+                 V, PAD, ROWS, ORDER>(a, b, h, w, tx, per, t, s, e); }
 
 #define TILE_SHAPES(IN, SI, OUT, SO, MODE, PAD, ROWS)                                                  \
     TILE(IN, SI, OUT, SO, MODE, PAD, ROWS, 8, 8, 4) TILE(IN, SI, OUT, SO, MODE, PAD, ROWS, 4, 8, 4)      \
-    TILE(IN, SI, OUT, SO, MODE, PAD, ROWS, 8, 8, 2)
+    TILE(IN, SI, OUT, SO, MODE, PAD, ROWS, 8, 8, 2) TILE(IN, SI, OUT, SO, MODE, PAD, ROWS, 4, 16, 4)     \
+    TILE_ORDERED(IN, SI, OUT, SO, MODE, PAD, ROWS, 8, 16, 2, BY_INDEX, index, 3, 2)                    \
+    TILE_ORDERED(IN, SI, OUT, SO, MODE, PAD, ROWS, 4, 16, 2, BY_INDEX, index, 6, 3)                    \
+    TILE_ORDERED(IN, SI, OUT, SO, MODE, PAD, ROWS, 4, 16, 2, DIAGONAL, diag, 6, 3)                     \
+    TILE_ORDERED(IN, SI, OUT, SO, MODE, PAD, ROWS, 4, 16, 4, DIAGONAL, diag, 4, 2)
 
 #define PAIR(IN, SI, OUT, SO)                                                                         \
     SEGSCAN(IN, SI, OUT, SO, scan, false) SEGSCAN(IN, SI, OUT, SO, total, true)                       \

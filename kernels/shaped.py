@@ -54,9 +54,14 @@ ROW_SCAN_PAIRS = frozenset({("int32", "int32"), ("int32", "float64"), ("int64", 
 TRANSPOSE_TILE = 64
 CHUNK = 128                                   # columns a strip's chunk covers (32 lanes x 4)
 STRIP_SHAPES = ((4, 4), (4, 8), (8, 2), (8, 4), (8, 8), (16, 2), (16, 4))   # (warps, rows a warp)
-# (warps, rows a warp, columns a lane / 32): the three that led among ten measured on the H100
-# (bench/results/h100/sat_tiles): taller tiles pay the two look-backs fewer times
-TILE_SHAPES = ((8, 8, 4), (4, 8, 4), (8, 8, 2))
+# (warps, rows a warp, columns a lane / 32, tile order): the three that led among ten measured on the H100
+# (bench/results/h100/sat_tiles: taller tiles pay the two look-backs fewer times), ticketed in row order; and five
+# of 16 rows a warp in the orders that led among 36 shapes and orders (bench/results/h100/sat_resident: 4096²
+# float32 1.38x the copy in 8 x 16 x 2 by block index, 16384² 1.20x in 4 x 16 x 2 along the diagonals; 4 x 16 x 4
+# ticketed 1.52x and 1.24x)
+TILE_SHAPES = ((8, 8, 4, "ticket"), (4, 8, 4, "ticket"), (8, 8, 2, "ticket"), (4, 16, 4, "ticket"),
+               (8, 16, 2, "index"), (4, 16, 2, "index"), (4, 16, 2, "diagonal"), (4, 16, 4, "diagonal"))
+TILE_ORDERS = {"ticket": "", "index": "_index", "diagonal": "_diag"}     # the kernel names' suffixes
 MAX_ELEMENTS = 2 ** 31 - 1                    # the tickets and the strips' int row index: a stated cap
 MAX_SIDE = 64 * 65535                         # the transpose's grid (tiles of 64 along y)
 
@@ -196,11 +201,14 @@ def strips_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warp
 
 
 def tiles_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warps: int, rows: int,
-               vectors: int) -> Plan:
+               vectors: int, order: str = "ticket") -> Plan:
     """Per image of h x w: the SAT (``sat``; ``satpad``: OpenCV's layout) in tiles of warps x rows rows by
     32 x vectors columns, one block a tile, meeting the tiles above and to the left through look-back; or
-    (``cols``) the column prefix sums alone, meeting only the tiles above."""
+    (``cols``) the column prefix sums alone, meeting only the tiles above. ``order``: the tiles taken by ticket in
+    row order, by block index in row order (no ticket), or by ticket along the anti-diagonals (shaped.cu)."""
     check_elements(images * (h + 1) * (w + 1))
+    if order not in TILE_ORDERS:
+        raise ParameterError("order", f"must be one of {', '.join(TILE_ORDERS)}, got {order!r}")
     height, width = warps * rows, 32 * vectors
     tiles_y, tiles_x = cdiv(h, height), cdiv(w, width)
     tiles = images * tiles_y * tiles_x
@@ -211,14 +219,14 @@ def tiles_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warps
     status = (up + left) * status_word_bytes(dst)
     arrays = {"a": n * ein, "out": written * eout, "counter": 4, "status": status}
     # the walk: the tile row above alone, then `warps` rows a pass; 32 / rows tiles a pass to the left
-    walk = TileWalk(tiles_x, tiles_y, warps, 32 // rows if rows_too else 0)
+    walk = TileWalk(tiles_x, tiles_y, warps, 32 // rows if rows_too else 0, diagonal=order == "diagonal")
     return Plan(arrays, (Launch(
-        f"tiles_{CODE[src]}_{CODE[dst]}_{mode}_w{warps}_r{rows}_v{vectors}", tiles, (32, warps),
+        f"tiles_{CODE[src]}_{CODE[dst]}_{mode}_w{warps}_r{rows}_v{vectors}{TILE_ORDERS[order]}", tiles, (32, warps),
         args=(Array("a"), Array("out"), Scalar(h, "int32"), Scalar(w, "int32"), Scalar(tiles_x, "int32"),
               Scalar(tiles_y * tiles_x, "int32"), Array("counter"), Array("status"), epoch_argument()),
         accesses=(Access("a", n * ein), Access("status", 3 * status), Access("out", written * eout, write=True)),
         rounds=4, shared_wavefronts=(5 * rows * vectors * rows_too + 2 * vectors * warps) * max(1, eout // 4),
-        walk=walk, atomics=1, source=SOURCE),))
+        walk=walk, atomics=int(order != "index"), source=SOURCE),))
 
 
 def transpose_plan(count: int, h: int, w: int, itemsize: int) -> Plan:
@@ -276,8 +284,10 @@ def execute(plan: Plan, arrays: dict):
 
 
 # the shaped operations whose block shape is chosen: their plan function, its shapes and their names
-CHOICES = {"tiles": (tiles_plan, TILE_SHAPES, ("warps", "rows", "vectors")),
+CHOICES = {"tiles": (tiles_plan, TILE_SHAPES, ("warps", "rows", "vectors", "order")),
            "strips": (strips_plan, STRIP_SHAPES, ("warps", "rows"))}
+# a parameter a table row recorded before it was a choice: the value every earlier row ran
+RECORDED_BEFORE = {"order": "ticket"}
 TABLE_KERNELS = tuple(f"shaped_{kind}" for kind in CHOICES)      # their rows' kernel names in a lookup table
 MODES = {"tiles": ("sat", "satpad", "cols"), "strips": ("sat", "satpad", "cols", "coltotal")}
 
@@ -310,9 +320,13 @@ class ShapeChoice:
         """Every block shape, as parameters by name."""
         return [dict(zip(self.names, shape)) for shape in CHOICES[self.kind][1]]
 
+    def filled(self, params: dict) -> dict:
+        """``params`` with each name a table row recorded before it was a choice set as every such row ran."""
+        return {**{k: RECORDED_BEFORE[k] for k in self.names if k in RECORDED_BEFORE}, **params}
+
     def plan(self, params: dict) -> Plan:
-        plan_of = CHOICES[self.kind][0]
-        return plan_of(self.images, self.h, self.w, self.src, self.dst, self.mode, *(params[k] for k in self.names))
+        plan_of, full = CHOICES[self.kind][0], self.filled(params)
+        return plan_of(self.images, self.h, self.w, self.src, self.dst, self.mode, *(full[k] for k in self.names))
 
     def predict_ms(self, machine, params: dict) -> float:
         """The physical model's time of the plan in ``params``' shape on ``machine``."""

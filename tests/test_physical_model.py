@@ -9,11 +9,12 @@ import pytest
 
 from memtune import kernels
 from memtune.costmodel import physical
-from memtune.costmodel.errors import InputFileError
+from memtune.costmodel.errors import InputFileError, ParameterError
 from memtune.costmodel.physical import launch as L
 from memtune.costmodel.physical.machine import PARAMETERS, Curve, KernelResources, MachineFile, Quantity
 from memtune.costmodel.physical.model import PhysicalModel, permutation_stages
 from memtune.costmodel.physical.shared import SharedAccess, idle_cycles, wavefronts
+from memtune.kernels import shaped
 
 H100 = physical.load("H100")
 
@@ -314,6 +315,28 @@ def test_a_tile_walk_passes_only_the_tiles_still_running():
         assert launch.walk.hops(running) < launch.walk.hops(10 ** 6)
 
 
+def test_a_tile_walk_along_the_diagonals_passes_a_diagonal_back_a_step():
+    """64 rows of 32 tiles dealt along the anti-diagonals (32 tiles each once full), 8 rows a pass up, 4 tiles a pass
+    left: 528 running span ceil(528 / 32) + 1 = 18 diagonals, so the last tile's walk passes the row above, ceil(16 /
+    8) passes up and ceil(17 / 4) left: 2 (1 + 2 + 5) = 16 one-way hops, where in row order the same tiles take 22
+    (the 31 tiles to its left all dealt just before it); with every tile running, 33 diagonals reach past every row
+    and column: 2 (1 + 8 + 8) = 34, as in row order. The tiles plan walks so where its order is diagonal."""
+    walk = L.TileWalk(32, 64, 8, 4, diagonal=True)
+    assert [walk.hops(c) for c in (528, 10_000, 16)] == [16, 34, 2 * (1 + 0 + 1)]
+    assert L.TileWalk(32, 64, 8, 4).hops(528) == 22
+    plan = shaped.tiles_plan(1, 4096, 4096, "float32", "float32", "sat", 4, 16, 2, "diagonal")
+    assert plan.launches[0].walk == L.TileWalk(64, 64, 4, 2, diagonal=True)
+    assert plan.launches[0].function == "tiles_f32_f32_sat_w4_r16_v2_diag" and plan.launches[0].atomics == 1
+    index = shaped.tiles_plan(1, 4096, 4096, "float32", "float32", "sat", 8, 16, 2, "index").launches[0]
+    assert (index.function, index.atomics, index.walk.diagonal) == ("tiles_f32_f32_sat_w8_r16_v2_index", 0, False)
+    with pytest.raises(ParameterError, match="order"):
+        shaped.tiles_plan(1, 64, 64, "float32", "float32", "sat", 4, 16, 2, "spiral")
+    # a table row recorded before rows and order were tunables ({warps, vectors}) ran 8 rows a warp by ticket
+    sat = kernels.get("sat_tiles_lookback")
+    assert sat.launch_plan(4096 ** 2, "float32", {"warps": 4, "vectors": 4}, {}).launches[0].function == \
+        "tiles_f32_f32_sat_w4_r8_v4"
+
+
 def _a_then_b() -> L.Plan:
     """Two launches: one reads a and writes b, the next reads b and writes a (400 bytes each)."""
     launches = tuple(L.Launch("f", 1, 32, accesses=(L.Access(x, 400), L.Access(y, 400, write=True)))
@@ -429,7 +452,8 @@ def test_permutation_stages_from_the_simulator():
 MODEL = PhysicalModel(H100)
 CASES = {"conv_hmm": {"v": 3}, "hmm_scheduled_permutation": {"perm": "random"},
          "hmm_permutation_d_designated": {"perm": "random"}, "hmm_permutation_s_designated": {"perm": "random"}}
-SIZES = {"conv_hmm": 1 << 22, "matmul_hmm": 1 << 20}
+# the SAT's tiles at 4096²: at 1024² all 256 tiles of 64 x 64 run at once, and every order walks alike
+SIZES = {"conv_hmm": 1 << 22, "matmul_hmm": 1 << 20, "sat_tiles_lookback": 1 << 24}
 
 
 @pytest.mark.parametrize("name", [k for k, v in kernels.KERNELS.items() if not v.peer and v.memory == "global"])

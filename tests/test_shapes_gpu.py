@@ -44,7 +44,7 @@ def test_sat_of_any_shape_batch_and_dtype_matches_numpy(shape, src, dst, layout)
         assert not got[..., 0, :].any() and not got[..., :, 0].any()
 
 
-@pytest.mark.parametrize("tile", [pytest.param(t, id="w{}_r{}_v{}".format(*t)) for t in __import__(
+@pytest.mark.parametrize("tile", [pytest.param(t, id="w{}_r{}_v{}_{}".format(*t)) for t in __import__(
     "memtune.kernels.shaped", fromlist=["TILE_SHAPES"]).TILE_SHAPES])
 @pytest.mark.parametrize("shape,src,dst,layout", [((2, 1000, 1500), "int32", "int64", "same"),
                                                   ((1, 4099, 333), "uint8", "int32", "opencv"),
@@ -66,7 +66,7 @@ def test_every_tile_shape_gives_the_sat_of_odd_images(tile, shape, src, dst, lay
     _check(got, expected.astype(dst), dst)
 
 
-@pytest.mark.parametrize("tile", [pytest.param(t, id="w{}_r{}_v{}".format(*t)) for t in __import__(
+@pytest.mark.parametrize("tile", [pytest.param(t, id="w{}_r{}_v{}_{}".format(*t)) for t in __import__(
     "memtune.kernels.shaped", fromlist=["TILE_SHAPES"]).TILE_SHAPES])
 @pytest.mark.parametrize("shape,src,dst", [((2, 1000, 1500), "int32", "int64"), ((1, 4099, 5), "uint8", "uint64"),
                                            ((3, 65, 4097), "float32", "float64"), ((1, 700, 257), "float64", "float64")])

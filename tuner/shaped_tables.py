@@ -211,7 +211,7 @@ def _recorded(choice: ShapeChoice, tables: list, device: str) -> list[tuple[Shap
             continue
         mine = tr[(tr.kernel == kernel) & (tr.device == dev) & (tr.dtype == dtype) & (tr["size"] == size)
                   & (tr["case"] == json.dumps(case, sort_keys=True))]
-        out += [(other, json.loads(r.params), float(r.median_ms)) for r in mine.itertuples(index=False)]
+        out += [(other, choice.filled(json.loads(r.params)), float(r.median_ms)) for r in mine.itertuples(index=False)]
     return out
 
 

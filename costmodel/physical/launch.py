@@ -79,17 +79,25 @@ class TileWalk:
     """A look-back over ``down`` rows of ``across`` tiles dealt in row order: a tile's walk takes the tile above
     alone, then ``up`` tile rows a pass, and ``left`` tiles a pass along its row (0: it looks only up), a round
     trip each. A walk ends at the first tile that has its prefix, so it passes only tiles still running: on a grid
-    of more tiles than run at once, the rows being dealt, about ``concurrent / across`` and one more."""
+    of more tiles than run at once, the rows being dealt, about ``concurrent / across`` and one more, and to the
+    left the tiles of its row dealt before it. Dealt along the anti-diagonals (``diagonal``), the tiles running
+    span about ``concurrent`` / (a diagonal's ``min(across, down)`` tiles) diagonals and one more, and each step up
+    or left is a diagonal back: both walks pass that many at most."""
 
     across: int
     down: int
     up: int
     left: int = 0
+    diagonal: bool = False
 
     def hops(self, concurrent: int) -> int:
         """One-way flag hops of the last tile's walk with ``concurrent`` tiles running at once."""
-        rows = min(self.down, -(-concurrent // self.across) + 1)
-        aside = -(-(min(self.across, concurrent) - 1) // self.left) if self.left else 0
+        if self.diagonal:
+            band = -(-concurrent // min(self.across, self.down)) + 1
+            rows, aside_tiles = min(self.down, band), min(self.across, band)
+        else:
+            rows, aside_tiles = min(self.down, -(-concurrent // self.across) + 1), min(self.across, concurrent)
+        aside = -(-(aside_tiles - 1) // self.left) if self.left else 0
         return 2 * (1 + -(-max(rows - 2, 0) // self.up) + aside)
 
 
