@@ -73,9 +73,16 @@ def grid(family: str, size: int, case: dict, repeats: int, device: str) -> list[
 
 
 def answer_ms(answer: dict, measured) -> float:
-    """The time ``measured`` (rows of kernel, params, median_ms) holds for a family's answer; NaN where it has none."""
-    own = {k: v for k, v in answer.items() if k != "algorithm"}
-    hit = measured[(measured.kernel == answer.get("algorithm")) & (measured.params == json.dumps(own, sort_keys=True))]
+    """The time ``measured`` (rows of kernel, params, median_ms) holds for a family's answer; NaN where it has none.
+    A row recorded before its kernel took a tunable is the configuration the kernel says such rows ran
+    (``Kernel.recorded_before``)."""
+    from memtune import kernels
+
+    name = answer.get("algorithm")
+    before = kernels.get(name).recorded_before if name in kernels.KERNELS else {}
+    own = {**before, **{k: v for k, v in answer.items() if k != "algorithm"}}
+    rows = measured[measured.kernel == name]
+    hit = rows[[{**before, **json.loads(p)} == own for p in rows.params]]
     return float(hit.median_ms.iloc[0]) if len(hit) else float("nan")
 
 

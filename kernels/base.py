@@ -123,6 +123,9 @@ class Kernel:
     shared: str | None = None
     searched: tuple[str, ...] | None = None
     flat: dict[str, str] = {}         # tunables that cannot change the time, and why (the physical model agrees)
+    # tunables added after rows were recorded without them, with the value every such row ran (a recorded row
+    # lacking one is that configuration, not another kernel's)
+    recorded_before: dict[str, object] = {}
     algorithm: str | None = None      # the costmodel entry this kernel implements (default: its name)
     default_case: dict = {}           # problem values make_inputs takes besides size (perm, v, ...)
     case_values: dict = {}            # the values each takes (perm also takes a .npy file of a permutation)

@@ -282,8 +282,9 @@ class SATTilesLookback(SAT):
     beyond_seeds = True
     sources = ("shaped.cu",)
     tunables = {"warps": (4, 8), "vectors": (2, 4), "rows": (8, 16), "order": tuple(TILE_ORDERS)}
-    # rows 8, ticket: what every table row recorded before rows and order were tunables ran
+    # rows 8, ticket: what every table row and grid recorded before rows and order were tunables ran
     defaults = {"warps": 8, "vectors": 4, "rows": 8, "order": "ticket"}
+    recorded_before = {"rows": 8, "order": "ticket"}
     restrictions = (f"(warps, rows, vectors, order) in {TILE_SHAPES!r}",)   # the compiled tile shapes
     threads = "32 * warps"
     shared = "544 * warps * vectors + 8"             # band, look-back values (8 bytes) and flags a column

@@ -139,11 +139,14 @@ def predicted_held_out(path: Path, model) -> pd.DataFrame:
     """A held-out family grid (``bench/offladder.py``: every configuration of each family's algorithms at sizes
     no study or shipped grid recorded, measured after the model was fixed), each measured row of ours with the
     model's prediction of it through the family problem (float32). A row recorded before its kernel took a tunable
-    it has today (the first grid's matmul rows, before ``slice``) is of another kernel and is left out."""
+    it has today (the first grid's matmul rows, before ``slice``) is of another kernel and is left out, unless the
+    kernel says what such rows ran (``Kernel.recorded_before``: the SAT tiles' rows and order), which fills it."""
     frame = pd.read_csv(path)
     frame = frame[(frame.status == "ok") & ~frame.kernel.str.startswith("cupy")].copy()
-    today = {k: set(kernels.get(k).space.names) for k in frame.kernel.unique()}   # each kernel's tunables, once
-    frame = frame[[today[k] <= set(json.loads(p)) for k, p in zip(frame.kernel, frame.params)]]
+    ks = {k: kernels.get(k) for k in frame.kernel.unique()}
+    frame["params"] = [json.dumps({**ks[k].recorded_before, **json.loads(p)}, sort_keys=True)
+                       for k, p in zip(frame.kernel, frame.params)]
+    frame = frame[[set(ks[k].space.names) <= set(json.loads(p)) for k, p in zip(frame.kernel, frame.params)]]
     frame["dtype"] = "float32"
     predicted = pd.Series(np.nan, index=frame.index)
     for (family, size, case), rows in frame.groupby(["family", "size", "case"]):

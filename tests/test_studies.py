@@ -262,3 +262,21 @@ def test_a_held_out_row_recorded_before_its_kernel_took_a_tunable_is_left_out(tm
     rows.to_csv(tmp_path / "grid.csv", index=False)
     got = predicted_held_out(tmp_path / "grid.csv", tuner.load_model("NVIDIA H100 80GB HBM3"))
     assert list(got.median_ms) == [0.04] and got.predicted_ms.notna().all()
+
+
+def test_a_held_out_row_recorded_before_a_tunable_its_kernel_says_it_ran_is_kept_as_that_configuration(tmp_path):
+    """sat_tiles_lookback's grids before rows and order were tunables ran 8 rows a warp by ticket
+    (``recorded_before``): such a row is that configuration, predicted as the row recorded with them is."""
+    from memtune.studies.fidelity import predicted_held_out
+
+    rows = pd.DataFrame({"device": "H100", "family": "sat", "size": 1024 ** 2, "case": "{}",
+                         "kernel": "sat_tiles_lookback",
+                         "params": ['{"vectors": 4, "warps": 4}',
+                                    '{"order": "ticket", "rows": 8, "vectors": 4, "warps": 4}',
+                                    '{"order": "index", "rows": 16, "vectors": 2, "warps": 8}'],
+                         "median_ms": [0.013, 0.0135, 0.0115], "status": "ok", "reason": ""})
+    rows.to_csv(tmp_path / "grid.csv", index=False)
+    got = predicted_held_out(tmp_path / "grid.csv", tuner.load_model("NVIDIA H100 80GB HBM3"))
+    assert list(got.median_ms) == [0.013, 0.0135, 0.0115]
+    assert got.params.iloc[0] == got.params.iloc[1] and got.predicted_ms.iloc[0] == got.predicted_ms.iloc[1]
+    assert got.predicted_ms.iloc[2] != got.predicted_ms.iloc[0]
