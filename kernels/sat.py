@@ -15,7 +15,7 @@ from ..costmodel.physical.shared import SharedAccess
 from .base import Inputs, Kernel, cdiv, cupy, dtype_of, lookback_arrays, status_word_bytes, suffix
 from .executor import epoch_argument
 from .hmm_permutation import fitting_tile, transpose_launch
-from .shaped import TILE_ORDERS, TILE_SHAPES, tiles_plan
+from .shaped import RECORDED_BEFORE, TILE_ORDERS, TILE_SHAPES, tiles_plan
 
 SOURCE = "sat.cu"
 SOURCES = (SOURCE, "hmm_permutation.cu")      # (1+r)R1W's transposes are the HMM transpose's kernels
@@ -283,8 +283,8 @@ class SATTilesLookback(SAT):
     sources = ("shaped.cu",)
     tunables = {"warps": (4, 8), "vectors": (2, 4), "rows": (8, 16), "order": tuple(TILE_ORDERS)}
     # rows 8, ticket: what every table row and grid recorded before rows and order were tunables ran
-    defaults = {"warps": 8, "vectors": 4, "rows": 8, "order": "ticket"}
-    recorded_before = {"rows": 8, "order": "ticket"}
+    recorded_before = {"rows": 8, **RECORDED_BEFORE}
+    defaults = {"warps": 8, "vectors": 4, **recorded_before}
     restrictions = (f"(warps, rows, vectors, order) in {TILE_SHAPES!r}",)   # the compiled tile shapes
     threads = "32 * warps"
     shared = "544 * warps * vectors + 8"             # band, look-back values (8 bytes) and flags a column
