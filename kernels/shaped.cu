@@ -342,8 +342,9 @@ __device__ void strips(const IN* __restrict__ a, OUT* __restrict__ b, int h, int
 // start in index order, so every tile a walk waits on has started); DIAGONAL, by ticket along the anti-diagonals
 // ti + tj = 0, 1, ... (ti rising along each), so the tiles above and to the left both started a diagonal earlier,
 // where in row order the tile to the left started just before. On the H100 (bench/results/h100/sat_resident/,
-// 16 rows a warp): 4096² float32 1.38x the copy BY_INDEX in 8 warps by 64 columns, against 1.52x TICKETED and
-// 1.46x DIAGONAL; 16384² 1.20x DIAGONAL in 4 warps by 64 columns, against 1.34x BY_INDEX and 1.37x TICKETED.
+// 16 rows a warp, one run): 4096² float32 in 4 warps by 64 columns 1.42x the copy BY_INDEX, 1.52x TICKETED, 1.46x
+// DIAGONAL (the best, 1.38x, BY_INDEX in 8 warps by 64); 16384² in 4 by 64 1.34x BY_INDEX, 1.37x TICKETED and
+// 1.20x DIAGONAL (the best).
 enum { TICKETED = 0, BY_INDEX = 1, DIAGONAL = 2 };
 
 // The d of the last triangle number <= x (x = d (d + 1) / 2 + k, 0 <= k <= d).
