@@ -79,10 +79,10 @@ def answer_ms(answer: dict, measured) -> float:
     from memtune import kernels
 
     name = answer.get("algorithm")
-    before = kernels.get(name).recorded_before if name in kernels.KERNELS else {}
-    own = {**before, **{k: v for k, v in answer.items() if k != "algorithm"}}
+    fill = kernels.get(name).filled if name in kernels.KERNELS else dict
+    own = fill({k: v for k, v in answer.items() if k != "algorithm"})
     rows = measured[measured.kernel == name]
-    hit = rows[[{**before, **json.loads(p)} == own for p in rows.params]]
+    hit = rows[[fill(json.loads(p)) == own for p in rows.params]]
     return float(hit.median_ms.iloc[0]) if len(hit) else float("nan")
 
 

@@ -76,6 +76,7 @@ def remeasured(point, kernel: str, device: str, table, repeats: int):
 def recorded(table, device: str, point, name: str, member):
     """``name``'s configurations at ``point`` as the table's trials hold them, with its row's IQR and prediction."""
     from memtune.tuner import tables as T
+    from memtune.tuner.lookup_table import number
 
     case = json.dumps(dict(member.case), sort_keys=True)
     f, tr = table.frame, table.trials
@@ -88,20 +89,8 @@ def recorded(table, device: str, point, name: str, member):
     row = rows.iloc[0]
     for t in at(tr).itertuples(index=False):
         same = t.params == row["params"]
-        result.runs.append((json.loads(t.params), float(t.median_ms), (_number(row["iqr_ms"]) or 0.0) if same else 0.0))
-    if _number(row["predicted_ms"]) is not None:
-        result.predicted[json.dumps(json.loads(row["params"]), sort_keys=True)] = _number(row["predicted_ms"])
+        result.runs.append((json.loads(t.params), float(t.median_ms), (number(row["iqr_ms"]) or 0.0) if same else 0.0))
+    if number(row["predicted_ms"]) is not None:
+        result.predicted[json.dumps(json.loads(row["params"]), sort_keys=True)] = number(row["predicted_ms"])
     return result.sort()
 
-
-def _number(value) -> float | None:
-    """A table cell as a number: None where it is empty or NaN."""
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if x != x else x
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

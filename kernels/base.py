@@ -170,6 +170,11 @@ class Kernel:
         """Every tunable (searched or not) with the restrictions: what a valid configuration satisfies."""
         return SearchSpace({k: tuple(v) for k, v in self.tunables.items()}, self.restrictions)
 
+    def filled(self, params: dict) -> dict:
+        """``params`` as a recorded row gives them, with each tunable added since set as such rows ran
+        (:attr:`recorded_before`)."""
+        return {**self.recorded_before, **params}
+
     def check_params(self, params: dict) -> dict:
         """Fill defaults and validate every tunable against its allowed values and the restrictions."""
         unknown = sorted(set(params) - set(self.tunables))

@@ -291,12 +291,12 @@ class SATTilesLookback(SAT):
     searched = None
 
     def model_values(self, size, params, case, limits):
-        params = {**self.defaults, **params}
         return {"n": size, "nbar": math.isqrt(size), "H": params["rows"] * params["warps"], "C": 32 * params["vectors"]}
 
     def launch_plan(self, size, dtype, params, case):
-        nbar, p = math.isqrt(size), {**self.defaults, **params}
-        return tiles_plan(1, nbar, nbar, dtype, dtype, "sat", p["warps"], p["rows"], p["vectors"], p["order"])
+        nbar = math.isqrt(size)
+        return tiles_plan(1, nbar, nbar, dtype, dtype, "sat", params["warps"], params["rows"], params["vectors"],
+                          params["order"])
 
     def bind(self, data, dtype, **case):
         side = data["a"].shape[0]

@@ -144,9 +144,9 @@ def predicted_held_out(path: Path, model) -> pd.DataFrame:
     frame = pd.read_csv(path)
     frame = frame[(frame.status == "ok") & ~frame.kernel.str.startswith("cupy")].copy()
     ks = {k: kernels.get(k) for k in frame.kernel.unique()}
-    frame["params"] = [json.dumps({**ks[k].recorded_before, **json.loads(p)}, sort_keys=True)
-                       for k, p in zip(frame.kernel, frame.params)]
-    frame = frame[[set(ks[k].space.names) <= set(json.loads(p)) for k, p in zip(frame.kernel, frame.params)]]
+    filled = [ks[k].filled(json.loads(p)) for k, p in zip(frame.kernel, frame.params)]
+    frame["params"] = [json.dumps(p, sort_keys=True) for p in filled]
+    frame = frame[[set(ks[k].space.names) <= set(p) for k, p in zip(frame.kernel, filled)]]
     frame["dtype"] = "float32"
     predicted = pd.Series(np.nan, index=frame.index)
     for (family, size, case), rows in frame.groupby(["family", "size", "case"]):

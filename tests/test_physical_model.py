@@ -333,7 +333,7 @@ def test_a_tile_walk_along_the_diagonals_passes_a_diagonal_back_a_step():
         shaped.tiles_plan(1, 64, 64, "float32", "float32", "sat", 4, 16, 2, "spiral")
     # a table row recorded before rows and order were tunables ({warps, vectors}) ran 8 rows a warp by ticket
     sat = kernels.get("sat_tiles_lookback")
-    assert sat.launch_plan(4096 ** 2, "float32", {"warps": 4, "vectors": 4}, {}).launches[0].function == \
+    assert sat.plan(4096 ** 2, "float32", {"warps": 4, "vectors": 4}).launches[0].function == \
         "tiles_f32_f32_sat_w4_r8_v4"
 
 
