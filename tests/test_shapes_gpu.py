@@ -293,25 +293,26 @@ def test_a_shaped_build_records_every_shape_checked_and_memtune_run_follows_it(d
     """Two requests measured into the data directory's table (the best of all their block shapes, output
     checked against CuPy): the lookup answers `measured` with the row's shape, memtune.run plans in it and
     matches numpy; a request between them answers `interpolated`."""
-    from memtune.kernels.shaped import ShapeChoice
+    from memtune.kernels.shaped import TILE_ORDERS, TILE_SHAPES, ShapeChoice
     from memtune.tuner import LookupTable
     from memtune.tuner import shaped_tables as st
 
     built = [ShapeChoice("tiles", 1, 300, 500, "uint8", "int32", "satpad"),
              ShapeChoice("tiles", 1, 1200, 2000, "uint8", "int32", "satpad")]
     done = st.build(built, None, repeats=5)
-    assert [len(m.runs) for m in done] == [3, 3]
+    every = len(TILE_SHAPES)
+    assert [len(m.runs) for m in done] == [every, every]
     table = LookupTable.read()
-    assert len(table.trials) == 6 and set(table.frame.kernel) == {"shaped_tiles"}
+    assert len(table.trials) == 2 * every and set(table.frame.kernel) == {"shaped_tiles"}
     device = done[0].device
     answer = st.answer(built[0], device)
     best = min(done[0].runs, key=lambda r: r[1])
-    assert answer.source == "measured" and answer.params == best[0] and answer.best_of == 3
+    assert answer.source == "measured" and answer.params == best[0] and answer.best_of == every
     between = st.answer(ShapeChoice("tiles", 1, 600, 1000, "uint8", "int32", "satpad"), device)
     assert between.source == "interpolated" and between.predicted_ms > 0
     a = _data((300, 500), "uint8", np.random.default_rng())
     shapes.plan.cache_clear()
     req = shapes.request("sat", a, {"dtype": "int32", "layout": "opencv"})
-    w, r, v = best[0]["warps"], best[0]["rows"], best[0]["vectors"]
-    assert shapes.plan(req, device).launches[-1].function == f"tiles_u8_i32_satpad_w{w}_r{r}_v{v}"
+    w, r, v, order = best[0]["warps"], best[0]["rows"], best[0]["vectors"], TILE_ORDERS[best[0]["order"]]
+    assert shapes.plan(req, device).launches[-1].function == f"tiles_u8_i32_satpad_w{w}_r{r}_v{v}{order}"
     _check(memtune.sat(a, dtype="int32", layout="opencv"), shapes.on_cpu(req, {"a": a}), "int32")
