@@ -7,6 +7,8 @@ lookup's on the shipped table, scored by the grid's time of it over the grid's b
 each family's ladder point in turn is dropped from the shipped table and its trials, and the lookup answers it from
 the points either side (4x apart for the 1-D families, 2x in side for the 2-D ones, so twice the reach of an
 off-ladder size), scored by the dropped trials (an answer they did not measure is counted apart, not as a hit).
+The shaped kernels' block shapes alike: the shaped off-ladder check's requests (``offladder/shaped``, every shape
+measured) answered again, and each shaped ladder request left out and answered from the others.
 
 Run: ``python bench/lookup_replay.py [--out DIR] [--no-ladder]`` (about 8 minutes on two cores; ``--no-ladder``:
 the grids alone, under a minute). Writes ``lookup_replay.json``: each case's answer and ratio, and each set's
@@ -49,7 +51,9 @@ GRIDS = [("H100", "h100/offladder/noticket_after", ("prefix_sums",), 0),
          ("H100", "h100/offladder/as_run", ("prefix_sums", "sum", "sat", "transpose", "permutation"), 0),
          ("H200", "h200/offladder/as_run", ("prefix_sums", "sum", "sat", "transpose", "permutation"), 0),
          ("H100", "h100/offladder/rowwise_after", ("permutation",), 0),
-         ("H200", "h200/offladder/rowwise_after", ("permutation",), 0)]
+         ("H200", "h200/offladder/rowwise_after", ("permutation",), 0),
+         ("H100", "h100/offladder/sat_orders", ("sat",), 0),
+         ("H200", "h200/offladder/sat_orders", ("sat",), 0)]
 LADDER_FAMILIES = ("prefix_sums", "sum", "sat", "transpose", "permutation")
 WITHIN = 1.05
 
@@ -92,6 +96,50 @@ def left_out(device: str, table, model) -> list[dict]:
     return out
 
 
+def shaped_off_ladder(device: str, table, model) -> list[dict]:
+    """The shaped off-ladder check's requests (``offladder/shaped``, every block shape measured), answered again."""
+    from offladder import SHAPED_CASES
+
+    from memtune.kernels.shaped import ShapeChoice
+    from memtune.tuner import shaped_tables
+
+    run = f"{device.lower()}/offladder/shaped"
+    checked = json.loads((RESULTS / run / "shaped_offladder.json").read_text())["rows"]
+    out = []
+    for case, row in zip(SHAPED_CASES, checked):
+        choice = ShapeChoice(*case)
+        answer = shaped_tables.answer(choice, device, [table], model)
+        shapes = row["shapes_ms"]
+        out.append({"set": run, "request": choice.describe(), "answer": answer.params,
+                    "ratio": shapes[json.dumps(answer.params, sort_keys=True)] / min(shapes.values())})
+    return out
+
+
+def shaped_left_out(device: str, table, model) -> list[dict]:
+    """Each shaped ladder request dropped with its trials and answered from the others, scored by its trials."""
+    from memtune.kernels.shaped import ShapeChoice
+    from memtune.tuner import shaped_tables
+
+    out, rows, trials = [], table.frame, table.trials
+    for r in rows[rows.kernel.isin(["shaped_tiles", "shaped_strips"])].itertuples(index=False):
+        choice = ShapeChoice.of_row(r.kernel, r.dtype, r.case)
+        mine = trials[_request(trials, r)]
+        measured = {json.dumps(choice.filled(json.loads(p)), sort_keys=True): ms
+                    for p, ms in zip(mine.params, mine.median_ms)}
+        rest = tuner.LookupTable(rows[~_request(rows, r)], trials[~_request(trials, r)])
+        answer = shaped_tables.answer(choice, device, [rest], model)
+        out.append({"set": f"{device} shaped ladder", "request": choice.describe(), "answer": answer.params,
+                    "source": answer.source,
+                    "ratio": measured[json.dumps(answer.params, sort_keys=True)] / min(measured.values())})
+    return out
+
+
+def _request(frame, row):
+    """The rows of ``frame`` of the table row's kernel, dtype, size and case."""
+    return ((frame.kernel == row.kernel) & (frame.dtype == row.dtype) & (frame["size"] == row.size)
+            & (frame["case"] == row.case))
+
+
 def _at(frame, size: int, dtype: str, kernels: list[str]):
     """The rows of ``frame`` of those kernels at this size and dtype."""
     return (frame["size"] == size) & (frame.dtype == dtype) & frame.kernel.isin(kernels)
@@ -108,14 +156,17 @@ def main() -> None:
     parser.add_argument("--out", default=".")
     parser.add_argument("--no-ladder", action="store_true", help="the off-ladder grids alone")
     args = parser.parse_args()
-    cases = {"off_ladder": [], "ladder_left_out": []}
+    cases = {"off_ladder": [], "ladder_left_out": [], "shaped_off_ladder": [], "shaped_left_out": []}
     for device, path in TABLES.items():
         table, model = tuner.LookupTable.read(path), tuner.load_model(device)
         cases["off_ladder"] += off_ladder(device, table, model)
+        cases["shaped_off_ladder"] += shaped_off_ladder(device, table, model)
+        cases["shaped_left_out"] += shaped_left_out(device, table, model)
         if not args.no_ladder:
             cases["ladder_left_out"] += left_out(device, table, model)
-    sets = {c["set"] for c in cases["off_ladder"]}
-    result = {"sets": {s: summary([c for c in cases["off_ladder"] if c["set"] == s]) for s in sorted(sets)},
+    sets = {c["set"] for k in ("off_ladder", "shaped_off_ladder") for c in cases[k]}
+    result = {"sets": {s: summary([c for k in ("off_ladder", "shaped_off_ladder") for c in cases[k] if c["set"] == s])
+                       for s in sorted(sets)},
               **{k: summary(v) for k, v in cases.items() if v}, "cases": cases}
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / "lookup_replay.json").write_text(json.dumps(result, indent=1))

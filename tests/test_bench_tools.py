@@ -4,6 +4,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -64,3 +66,33 @@ def test_build_repeat_times_the_first_builds_answer_in_the_second_build():
                                      for d, ms in times.items()])
     (row,) = repeat.agreement(first, second, "H100")
     assert (row["same"], round(row["ratio"], 6), round(row["best_ratio"], 6)) == (False, 1.2, 0.9)
+
+
+def test_the_shaped_replay_answers_each_request_without_its_own_rows(tmp_path):
+    """Three recorded SAT requests, each with one shape measured at half its model time and the rest at theirs, and
+    at 2048² another shape at 0.4 of the first one's model time, the fastest there: each request left out is answered
+    `interpolated` from the other two and takes the first shape (the one at 2048² not seen when 2048² is the one
+    left out), scored by its own trials: 1.0, 0.5 / 0.4 = 1.25, 1.0."""
+    from memtune.kernels.shaped import ShapeChoice
+    from memtune.tuner import LookupTable, load_model
+    from memtune.tuner import shaped_tables as st
+
+    replay = _load("lookup_replay")
+    device = "NVIDIA H100 80GB HBM3"
+    model = load_model(device)
+    requests = [ShapeChoice("tiles", 1, side, side, "float32", "float32", "sat") for side in (1024, 2048, 4096)]
+    fast, there = requests[0].points()[7], requests[0].points()[0]
+    middle = requests[1]
+    factor = {1024: {str(fast): 0.5}, 4096: {str(fast): 0.5},
+              2048: {str(fast): 0.5, str(there): 0.4 * middle.predict_ms(model.machine, fast)
+                     / middle.predict_ms(model.machine, there)}}
+    for choice in requests:
+        runs = [(p, choice.predict_ms(model.machine, p) * factor[choice.w].get(str(p), 1.0), 0.001,
+                 choice.predict_ms(model.machine, p)) for p in choice.points()]
+        rows, trials = st.Measured(choice, device, runs).rows()
+        LookupTable.update(tmp_path / "t.csv", rows, trials, replace=True)
+    cases = replay.shaped_left_out(device, LookupTable.read(tmp_path / "t.csv"), model)
+    assert [c["request"] for c in cases] == [c.describe() for c in requests]
+    assert {c["source"] for c in cases} == {"interpolated"}
+    assert [c["answer"] for c in cases] == [fast, fast, fast]
+    assert [c["ratio"] for c in cases] == pytest.approx([1.0, 1.25, 1.0])

@@ -203,7 +203,8 @@ def _recorded(choice: ShapeChoice, tables: list, device: str) -> list[tuple[Shap
     pool = same or found
     elements = choice.images * choice.h * choice.w
     out = []
-    for other in sorted(pool, key=lambda c: abs(math.log(c.images * c.h * c.w / elements)))[:NEAREST]:
+    # nearest in size; a tie (4096 x 1024 and 1024 x 4096) by name, so the answer does not follow the tables' order
+    for other in sorted(pool, key=lambda c: (abs(math.log(c.images * c.h * c.w / elements)), c.describe()))[:NEAREST]:
         t, dev = pool[other]
         _, dtype, size, case = other.table_key
         tr = t.trials
@@ -215,8 +216,12 @@ def _recorded(choice: ShapeChoice, tables: list, device: str) -> list[tuple[Shap
     return out
 
 
+def _shape(params: dict) -> dict:
+    return {"shape": json.dumps(params, sort_keys=True)}
+
+
 def _correction(recorded, machine):
-    points = [params for _, params, _ in recorded]
+    points = [_shape(params) for _, params, _ in recorded]
     y = np.array([math.log(ms / other.predict_ms(machine, params)) for other, params, ms in recorded])
     indicators = Indicators.of(points)
     beta, _ = posterior(indicators.matrix(points), y)
@@ -224,7 +229,7 @@ def _correction(recorded, machine):
 
 
 def _corrected(choice: ShapeChoice, machine, params: dict, beta, indicators) -> float:
-    x = indicators.matrix([params])[0]
+    x = indicators.matrix([_shape(params)])[0]
     return choice.predict_ms(machine, params) * math.exp(float(x @ beta))
 
 
