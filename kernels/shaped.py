@@ -218,7 +218,8 @@ def tiles_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warps
     up, left = images * tiles_y * w, images * tiles_x * h * rows_too   # status words: per column, per row
     status = (up + left) * status_word_bytes(dst)
     arrays = {"a": n * ein, "out": written * eout, "counter": 4, "status": status}
-    # the walk: the tile row above alone, then `warps` rows a pass; 32 / rows tiles a pass to the left
+    # the walk: the tile row above alone, then `warps` rows a pass; 32 / rows tiles a pass to the left. A ticket
+    # is an atomic whose value the block waits for before it knows its tile: one L2 round (as the scan's plan)
     walk = TileWalk(tiles_x, tiles_y, warps, 32 // rows if rows_too else 0, diagonal=order == "diagonal")
     return Plan(arrays, (Launch(
         f"tiles_{CODE[src]}_{CODE[dst]}_{mode}_w{warps}_r{rows}_v{vectors}{TILE_ORDERS[order]}", tiles, (32, warps),
@@ -226,7 +227,7 @@ def tiles_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warps
               Scalar(tiles_y * tiles_x, "int32"), Array("counter"), Array("status"), epoch_argument()),
         accesses=(Access("a", n * ein), Access("status", 3 * status), Access("out", written * eout, write=True)),
         rounds=4, shared_wavefronts=(5 * rows * vectors * rows_too + 2 * vectors * warps) * max(1, eout // 4),
-        walk=walk, atomics=int(order != "index"), source=SOURCE),))
+        l2_rounds=int(order != "index"), walk=walk, atomics=int(order != "index"), source=SOURCE),))
 
 
 def transpose_plan(count: int, h: int, w: int, itemsize: int) -> Plan:

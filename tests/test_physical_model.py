@@ -293,14 +293,42 @@ def test_look_back_chain_and_queueing():
     assert L.run_time_ns(many, m, hold_ns=0) == pytest.approx(max(200 * (t.total_ns + 2000), 200 * 5000))
 
 
+def _passes_by_definition(distance, first, per_pass):
+    """walk_passes as its definition reads: every tile of the line walks; tile x's k-th pass reads the tiles
+    first + per_pass (k - 2) + 1 ... first + per_pass (k - 1) behind it and ends if one had ended before pass k."""
+    ended = [0]
+    for x in range(1, distance + 1):
+        k, behind = 0, 0
+        while True:
+            k += 1
+            near, behind = behind + 1, behind + (first if k == 1 else per_pass)
+            if x - behind < 0 or min(ended[max(x - behind, 0):x - near + 1]) < k:
+                break
+        ended.append(k)
+    return ended[distance]
+
+
+def test_a_walk_meets_the_prefixes_settling_from_its_lines_start():
+    """Every tile of a line started together: 2 tiles a pass, tiles 1-2 end in one pass, 3-6 in two (their second
+    pass reaches tile 0-2), 7-12 in three, 13-20 in four; the 63rd tile in 8 (c_8 = 2 * 8 * 9 / 2 = 72 >= 63 > c_7 =
+    56), where walking to the line's start takes 32. The tile above alone, then 8 rows a pass: 1, 2-10, 11-27,
+    28-52. The closed form is the definition's, pass for pass, at every distance to 200."""
+    assert [L.walk_passes(x, 2, 2) for x in (0, 1, 2, 3, 6, 7, 12, 13, 20, 21, 63)] == [0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 8]
+    assert [L.walk_passes(x, 1, 8) for x in (1, 2, 10, 11, 27, 28, 52, 53)] == [1, 2, 2, 3, 3, 4, 4, 5]
+    for first, per_pass in ((2, 2), (1, 8), (4, 4), (1, 4), (3, 5)):
+        assert [L.walk_passes(x, first, per_pass) for x in range(200)] == \
+            [_passes_by_definition(x, first, per_pass) for x in range(200)]
+
+
 def test_a_tile_walk_passes_only_the_tiles_still_running():
     """64 rows of 32 tiles, 8 rows a pass up and 4 tiles a pass left: with every tile running the last one's walk
-    takes the row above, ceil(62 / 8) passes up and ceil(31 / 4) left, 34 one-way hops; with 528 running, the 17
-    rows they fill and the one being dealt, ceil(16 / 8) up: 22; with 16 running, nothing above and ceil(15 / 4)
-    to the left: 10. A walk that looks only up (``left`` 0) has no hops aside."""
+    takes 5 passes up its 63 rows (1, 10, 27, 52, 85 rows ended within 1-5 passes) and 4 passes left along its 31
+    tiles (4, 12, 24, 40), 18 one-way hops; with 528 running, the 17 rows they fill and the one being dealt, 3
+    passes up its 17: 14; with 16 running, the row above (1 pass) and 3 passes along its 15: 8. A walk that looks
+    only up (``left`` 0) has no hops aside: 10."""
     walk = L.TileWalk(32, 64, 8, 4)
-    assert [walk.hops(c) for c in (10_000, 528, 16)] == [34, 22, 10]
-    assert L.TileWalk(32, 64, 8).hops(10_000) == 18
+    assert [walk.hops(c) for c in (10_000, 528, 16)] == [18, 14, 8]
+    assert L.TileWalk(32, 64, 8).hops(10_000) == 10
     m = toy()
     walked = L.Launch("f", 1, 32, accesses=(L.Access("a", 100),), rounds=1, walk=walk)
     chained = replace(walked, walk=None, chain=walk.hops(m["sms"] * m["blocks_per_sm"]))
@@ -317,18 +345,24 @@ def test_a_tile_walk_passes_only_the_tiles_still_running():
 
 def test_a_tile_walk_along_the_diagonals_passes_a_diagonal_back_a_step():
     """64 rows of 32 tiles dealt along the anti-diagonals (32 tiles each once full), 8 rows a pass up, 4 tiles a pass
-    left: 528 running span ceil(528 / 32) + 1 = 18 diagonals, so the last tile's walk passes the row above, ceil(16 /
-    8) passes up and ceil(17 / 4) left: 2 (1 + 2 + 5) = 16 one-way hops, where in row order the same tiles take 22
-    (the 31 tiles to its left all dealt just before it); with every tile running, 33 diagonals reach past every row
-    and column: 2 (1 + 8 + 8) = 34, as in row order. The tiles plan walks so where its order is diagonal."""
+    left: 528 running span ceil(528 / 32) + 1 = 18 diagonals, so the last tile's walk passes 17 rows up (3 passes:
+    1, 10, 27 rows ended within 1-3) and 17 tiles left (3: 4, 12, 24): 2 (3 + 3) = 12 one-way hops, where in row
+    order the same tiles take 14 (the 31 tiles to its left all dealt just before it); with every tile running, 314
+    diagonals reach past every row and column: 2 (5 + 4) = 18, as in row order; with 16 running, 2 diagonals: one
+    pass each way, 4. The tiles plan walks so where its order is diagonal, and a ticketed tile (row order or
+    diagonal) waits one L2 round for its ticket, a tile by block index none."""
     walk = L.TileWalk(32, 64, 8, 4, diagonal=True)
-    assert [walk.hops(c) for c in (528, 10_000, 16)] == [16, 34, 2 * (1 + 0 + 1)]
-    assert L.TileWalk(32, 64, 8, 4).hops(528) == 22
+    assert [walk.hops(c) for c in (528, 10_000, 16)] == [12, 18, 4]
+    assert L.TileWalk(32, 64, 8, 4).hops(528) == 14
     plan = shaped.tiles_plan(1, 4096, 4096, "float32", "float32", "sat", 4, 16, 2, "diagonal")
     assert plan.launches[0].walk == L.TileWalk(64, 64, 4, 2, diagonal=True)
     assert plan.launches[0].function == "tiles_f32_f32_sat_w4_r16_v2_diag" and plan.launches[0].atomics == 1
+    assert plan.launches[0].l2_rounds == 1
+    ticket = shaped.tiles_plan(1, 4096, 4096, "float32", "float32", "sat", 4, 16, 4, "ticket").launches[0]
+    assert (ticket.atomics, ticket.l2_rounds) == (1, 1)
     index = shaped.tiles_plan(1, 4096, 4096, "float32", "float32", "sat", 8, 16, 2, "index").launches[0]
     assert (index.function, index.atomics, index.walk.diagonal) == ("tiles_f32_f32_sat_w8_r16_v2_index", 0, False)
+    assert index.l2_rounds == 0
     with pytest.raises(ParameterError, match="order"):
         shaped.tiles_plan(1, 64, 64, "float32", "float32", "sat", 4, 16, 2, "spiral")
     # a table row recorded before rows and order were tunables ({warps, vectors}) ran 8 rows a warp by ticket

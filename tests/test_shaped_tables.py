@@ -108,21 +108,21 @@ def test_requests_tied_in_nearness_are_taken_by_name_whatever_the_tables_order(t
 
 def test_other_types_correct_the_model_only_where_the_request_s_own_types_are_not_recorded(tmp_path, machine):
     base = ShapeChoice("tiles", 1, 2048, 2048, "float64", "float64", "sat")
-    """The ticketed shapes (the model's pick among them) ran 9x their model time in float64, the others as the model
-    said: a uint8 request moves off them; once its own types are recorded with those shapes as the model said and
-    the others 9x, it takes the model's pick."""
-    first = {"warps": 8, "rows": 8, "vectors": 4, "order": "ticket"}
+    """The shapes by block index (the model's pick among them) ran 9x their model time in float64, the others as the
+    model said: a uint8 request moves off them; once its own types are recorded with those shapes as the model said
+    and the others 9x, it takes the model's pick."""
+    first = {"warps": 8, "rows": 16, "vectors": 2, "order": "index"}
 
     def timed(choice, slow):
         return measured(choice, {tuple(p.values()): choice.predict_ms(machine, p) * (9.0 if slow(p) else 1.0)
                                  for p in choice.points()}, machine)
 
-    tables = recorded(tmp_path / "t.csv", timed(base, lambda p: p["order"] == "ticket"))
+    tables = recorded(tmp_path / "t.csv", timed(base, lambda p: p["order"] == "index"))
     asked = ShapeChoice("tiles", 1, 3000, 3000, "uint8", "int32", "sat")
     assert asked.model_pick(machine) == first
-    assert st.answer(asked, "H100", tables, load_model(H100)).params["order"] != "ticket"
+    assert st.answer(asked, "H100", tables, load_model(H100)).params["order"] != "index"
     same = ShapeChoice("tiles", 1, 2048, 2048, "uint8", "int32", "sat")
-    tables = recorded(tmp_path / "t.csv", timed(same, lambda p: p["order"] != "ticket"))
+    tables = recorded(tmp_path / "t.csv", timed(same, lambda p: p["order"] != "index"))
     assert st.answer(asked, "H100", tables, load_model(H100)).params == first
 
 

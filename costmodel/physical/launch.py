@@ -80,7 +80,8 @@ class TileWalk:
     alone, then ``up`` tile rows a pass, and ``left`` tiles a pass along its row (0: it looks only up), a round
     trip each. A walk ends at the first tile that has its prefix, so it passes only tiles still running: on a grid
     of more tiles than run at once, the rows being dealt, about ``concurrent / across`` and one more, and to the
-    left the tiles of its row dealt before it. Dealt along the anti-diagonals (``diagonal``), the tiles running
+    left the tiles of its row dealt before it; and as those started with it and walk alike, the prefixes settling
+    from the line's start meet it on its way (:func:`walk_passes`). Dealt along the anti-diagonals (``diagonal``), the tiles running
     span about ``concurrent`` / (a diagonal's ``min(across, down)`` tiles) diagonals and one more, and each step up
     or left is a diagonal back: both walks pass that many at most."""
 
@@ -97,8 +98,22 @@ class TileWalk:
             rows, aside_tiles = min(self.down, band), min(self.across, band)
         else:
             rows, aside_tiles = min(self.down, -(-concurrent // self.across) + 1), min(self.across, concurrent)
-        aside = -(-(aside_tiles - 1) // self.left) if self.left else 0
-        return 2 * (1 + -(-max(rows - 2, 0) // self.up) + aside)
+        aside = walk_passes(aside_tiles - 1, self.left, self.left) if self.left else 0
+        return 2 * (walk_passes(rows - 1, 1, self.up) + aside)
+
+
+def walk_passes(distance: int, first: int, per_pass: int) -> int:
+    """Passes of the walk of the tile ``distance`` tiles from the start of its line, where every tile of the
+    line started together and walks the same way: ``first`` tiles on its first pass, ``per_pass`` on each after.
+    A walk ends at the first pass that reads a tile whose own walk ended before it (the line's first tile has
+    nothing to walk). By its k-th pass a walk has read back first + per_pass (k - 1) tiles, so it ends there
+    if it reaches a tile that had ended within k - 1 passes: the tiles ending within k passes are those up to
+    c_k = c_(k-1) + first + per_pass (k - 1) = k first + per_pass k (k - 1) / 2, and the passes grow as the
+    square root of the distance (2 tiles a pass: the 63rd tile's walk takes 8 passes, not 32)."""
+    k = 0
+    while k * first + per_pass * k * (k - 1) // 2 < distance:
+        k += 1
+    return k
 
 
 # -- a launch's arguments: what the executor passes, by name and value -----------------------------
