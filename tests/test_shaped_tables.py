@@ -80,8 +80,9 @@ def test_one_shape_slow_at_the_neighbours_moves_the_answer_to_the_next_shape_at_
     results = []
     for side in (2048, 4096):
         c = ShapeChoice("tiles", 1, side, side, "float32", "float32", "sat")
-        results.append(measured(c, {tuple(p.values()): c.predict_ms(machine, p) * (3.0 if tuple(p.values()) == pick
-                                                                                  else 1.0) for p in c.points()}, machine))
+        times = {tuple(p.values()): c.predict_ms(machine, p) * (3.0 if tuple(p.values()) == pick else 1.0)
+                 for p in c.points()}
+        results.append(measured(c, times, machine))
     answer = st.answer(new, "H100", recorded(tmp_path / "t.csv", *results), load_model(H100))
     others = sorted((new.predict_ms(machine, p), i, p) for i, p in enumerate(new.points()) if tuple(p.values()) != pick)
     assert answer.params == others[0][2]

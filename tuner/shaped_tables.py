@@ -217,6 +217,8 @@ def _recorded(choice: ShapeChoice, tables: list, device: str) -> list[tuple[Shap
 
 
 def _shape(params: dict) -> dict:
+    """A block shape as one indicator: every shape of a recorded request was measured, so each has its own effect
+    (one per parameter value spread a slow shape's time over the values it shares)."""
     return {"shape": json.dumps(params, sort_keys=True)}
 
 

@@ -81,9 +81,9 @@ class TileWalk:
     trip each. A walk ends at the first tile that has its prefix, so it passes only tiles still running: on a grid
     of more tiles than run at once, the rows being dealt, about ``concurrent / across`` and one more, and to the
     left the tiles of its row dealt before it; and as those started with it and walk alike, the prefixes settling
-    from the line's start meet it on its way (:func:`walk_passes`). Dealt along the anti-diagonals (``diagonal``), the tiles running
-    span about ``concurrent`` / (a diagonal's ``min(across, down)`` tiles) diagonals and one more, and each step up
-    or left is a diagonal back: both walks pass that many at most."""
+    from the line's start meet it on its way (:func:`walk_passes`). Dealt along the anti-diagonals (``diagonal``),
+    the tiles running span about ``concurrent`` / (a diagonal's ``min(across, down)`` tiles) diagonals and one more,
+    and each step up or left is a diagonal back: both walks pass that many at most."""
 
     across: int
     down: int
