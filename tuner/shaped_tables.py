@@ -3,7 +3,7 @@ columns in tiles, sums down columns in strips) measured on a ladder of shapes an
 
 :func:`memtune.run` runs the tuned seeds' kernels on vectors and square float matrices; every other shape,
 batch and dtype runs on the shaped kernels (:mod:`memtune.kernels.shaped`), whose one choice is the block
-shape (three tile shapes, seven strip shapes). :data:`LADDER` holds the shapes users have (video frames,
+shape (eight tile shapes of warps, rows a warp, vectors and tile order; seven strip shapes). :data:`LADDER` holds the shapes users have (video frames,
 rectangles both ways, batches, tall column stacks) in the types they sum (OpenCV's uint8 -> int32, the
 CuPy promotions, floats). Each request is measured in every shape, each output checked against CuPy's
 own, and recorded as a table row like a family's (the best of all its shapes, with ``best_of``, the
