@@ -104,14 +104,13 @@ def shaped_off_ladder(device: str, table, model) -> list[dict]:
     from memtune.tuner import shaped_tables
 
     run = f"{device.lower()}/offladder/shaped"
-    checked = json.loads((RESULTS / run / "shaped_offladder.json").read_text())["rows"]
+    checked = {row["request"]: row["shapes_ms"]
+               for row in json.loads((RESULTS / run / "shaped_offladder.json").read_text())["rows"]}
     out = []
-    for case, row in zip(SHAPED_CASES, checked):
-        choice = ShapeChoice(*case)
+    for choice in (ShapeChoice(*case) for case in SHAPED_CASES):
         answer = shaped_tables.answer(choice, device, [table], model)
-        shapes = row["shapes_ms"]
         out.append({"set": run, "request": choice.describe(), "answer": answer.params,
-                    "ratio": shapes[json.dumps(answer.params, sort_keys=True)] / min(shapes.values())})
+                    "ratio": _shape_ratio(checked[choice.describe()], answer.params)})
     return out
 
 
@@ -123,15 +122,19 @@ def shaped_left_out(device: str, table, model) -> list[dict]:
     out, rows, trials = [], table.frame, table.trials
     for r in rows[rows.kernel.isin(["shaped_tiles", "shaped_strips"])].itertuples(index=False):
         choice = ShapeChoice.of_row(r.kernel, r.dtype, r.case)
-        mine = trials[_request(trials, r)]
+        at = _request(trials, r)
         measured = {json.dumps(choice.filled(json.loads(p)), sort_keys=True): ms
-                    for p, ms in zip(mine.params, mine.median_ms)}
-        rest = tuner.LookupTable(rows[~_request(rows, r)], trials[~_request(trials, r)])
+                    for p, ms in zip(trials[at].params, trials[at].median_ms)}
+        rest = tuner.LookupTable(rows[~_request(rows, r)], trials[~at])
         answer = shaped_tables.answer(choice, device, [rest], model)
         out.append({"set": f"{device} shaped ladder", "request": choice.describe(), "answer": answer.params,
-                    "source": answer.source,
-                    "ratio": measured[json.dumps(answer.params, sort_keys=True)] / min(measured.values())})
+                    "source": answer.source, "ratio": _shape_ratio(measured, answer.params)})
     return out
+
+
+def _shape_ratio(times: dict, params: dict) -> float:
+    """The answered shape's time over the fastest shape's, ``times`` keyed by each shape's sorted JSON."""
+    return times[json.dumps(params, sort_keys=True)] / min(times.values())
 
 
 def _request(frame, row):
@@ -164,9 +167,8 @@ def main() -> None:
         cases["shaped_left_out"] += shaped_left_out(device, table, model)
         if not args.no_ladder:
             cases["ladder_left_out"] += left_out(device, table, model)
-    sets = {c["set"] for k in ("off_ladder", "shaped_off_ladder") for c in cases[k]}
-    result = {"sets": {s: summary([c for k in ("off_ladder", "shaped_off_ladder") for c in cases[k] if c["set"] == s])
-                       for s in sorted(sets)},
+    scored = cases["off_ladder"] + cases["shaped_off_ladder"]
+    result = {"sets": {s: summary([c for c in scored if c["set"] == s]) for s in sorted({c["set"] for c in scored})},
               **{k: summary(v) for k, v in cases.items() if v}, "cases": cases}
     Path(args.out).mkdir(parents=True, exist_ok=True)
     (Path(args.out) / "lookup_replay.json").write_text(json.dumps(result, indent=1))
