@@ -103,13 +103,17 @@ def measure(kernel: Kernel, inputs: Inputs, repeats: int = 20, warmup: int = 3, 
             "spread": float(statistics.pstdev(times) / med) if med else 0.0}
 
 
-def round_robin(runs, rounds: int) -> list[list[float]]:
-    """Each of ``runs`` (calls returning one time) once a round, in turn, for ``rounds`` rounds: every run's times,
-    so that a drift of the GPU's clocks or temperature falls on all of them alike."""
+def round_robin(runs, rounds: int, shuffle_seed: int | None = None) -> list[list[float]]:
+    """Each of ``runs`` (calls returning one time) once a round, for ``rounds`` rounds: every run's times, so that a
+    drift of the GPU's clocks or temperature falls on all of them alike. In turn, or with ``shuffle_seed`` in a
+    new random order each round: a short kernel's time can follow where in a sequence it is measured (the sum of
+    10^6 float32 on the H200, 8-11 % a configuration between a grid's order and its reverse, results/h200/grid_order),
+    and a fixed order gives each run the same place every round."""
     times: list[list[float]] = [[] for _ in runs]
+    rng = np.random.default_rng(shuffle_seed) if shuffle_seed is not None else None
     for _ in range(rounds):
-        for mine, run in zip(times, runs):
-            mine.append(run())
+        for i in (rng.permutation(len(runs)) if rng is not None else range(len(runs))):
+            times[i].append(runs[i]())
     return times
 
 

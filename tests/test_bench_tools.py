@@ -96,3 +96,23 @@ def test_the_shaped_replay_answers_each_request_without_its_own_rows(tmp_path):
     assert {c["source"] for c in cases} == {"interpolated"}
     assert [c["answer"] for c in cases] == [fast, fast, fast]
     assert [c["ratio"] for c in cases] == pytest.approx([1.0, 1.25, 1.0])
+
+
+def test_the_offladder_recheck_takes_the_configuration_the_model_ranks_first_not_the_grids_fastest():
+    import json
+
+    import pandas as pd
+
+    from memtune import tuner
+    from memtune.tuner.family import family_problem
+
+    offladder = _load("offladder")
+    problem = family_problem("transpose", 640_000, "float32")
+    model = tuner.load_model("NVIDIA H200")
+    configs = [{"d": 0, "rows": 8, "tile": 32}, {"d": 528, "rows": 32, "tile": 32}, {"d": 132, "rows": 4, "tile": 32}]
+    predicted = [problem.candidates["hmm_transpose"].predict_ms(model, c) for c in configs]
+    mine = pd.DataFrame({"kernel": "hmm_transpose", "params": [json.dumps(c, sort_keys=True) for c in configs],
+                         "median_ms": [0.0069, 0.0080, 0.0233]})       # the grid's fastest is the first
+    expected = configs[predicted.index(min(predicted))]
+    assert expected != configs[0]      # the model ranks d 528 x 32 rows first (H200 machine file, 0.00675 ms)
+    assert offladder.model_pick(problem, mine, model) == ("hmm_transpose", json.dumps(expected, sort_keys=True))

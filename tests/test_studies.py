@@ -252,6 +252,19 @@ def test_round_robin_takes_every_run_once_a_round_in_turn():
     assert round_robin(runs, 2) == [[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]] and calls == list("abcabc")
 
 
+def test_round_robin_with_a_seed_takes_every_run_once_a_round_in_a_new_order():
+    from memtune.kernels.timing import round_robin
+
+    calls = []
+    runs = [lambda name=name: calls.append(name) or float(len(calls)) for name in "abcde"]
+    times = round_robin(runs, 6, shuffle_seed=0)
+    rounds = ["".join(calls[5 * r:5 * r + 5]) for r in range(6)]
+    assert all(sorted(r) == list("abcde") for r in rounds) and len(set(rounds)) > 1
+    for name, mine in zip("abcde", times):      # each time is the call's place in the sequence: that run's calls
+        assert mine == [float(i + 1) for i, c in enumerate(calls) if c == name]
+    assert round_robin([lambda: 1.0] * 5, 3, shuffle_seed=0) == [[1.0] * 3] * 5
+
+
 def test_a_held_out_row_recorded_before_its_kernel_took_a_tunable_is_left_out(tmp_path):
     from memtune.studies.fidelity import predicted_held_out
 
