@@ -10,8 +10,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def setup(doc: str, repeats: int = 20, extra=None):
-    """Parse ``--out`` (default $OUT or .) and ``--repeats``; print the device; return (args, out folder)."""
+def setup(doc: str, repeats: int = 20, extra=None, on_cpu=None):
+    """Parse ``--out`` (default $OUT or .) and ``--repeats``; print the device; return (args, out folder).
+    ``on_cpu(args)``, where given and true, says this run needs no GPU (its device is not looked for)."""
     from memtune.kernels.errors import GPUUnavailableError
     from memtune.kernels.timing import Device
 
@@ -23,6 +24,8 @@ def setup(doc: str, repeats: int = 20, extra=None):
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if on_cpu is not None and on_cpu(args):
+        return args, out
     try:
         dev = Device.current()
     except GPUUnavailableError as exc:

@@ -7,7 +7,8 @@ operations, are measured (``offladder_grid.csv``; output checked against numpy, 
 ``--repeats``); ``offladder.json`` holds, per case, the answer's measured time over the best's.
 Run: ``python bench/offladder.py --table tuner/tables/<device>.csv [--out DIR] [--repeats R] [--family F ...]
 [--case FAMILY SIZE CASE ...]`` (``--family``: only those families' cases, after their rows were rebuilt;
-``--case``: cases of one's own instead, e.g. a held-out set recorded before a model change).
+``--case``: cases of one's own instead, e.g. a held-out set recorded before a model change; ``--answers-only
+DEVICE``, on the CPU: only the answers, with the configuration DEVICE's model ranks first, to commit first).
 
 ``--shaped``: the same check for the shaped kernels' block shapes (:mod:`memtune.tuner.shaped_tables`) at
 requests its ladder does not hold: the table's answer is written first (``shaped_answers.json``), then every
@@ -48,12 +49,18 @@ SHUFFLE_SEED = 0        # --recheck's rounds each in a new order: a short kernel
 
 
 def answers(table, device: str, cases) -> list[dict]:
-    out = []
+    """Each case's lookup answer on ``table`` for ``device``, and the configuration the device's model ranks first
+    among all the family's (what a grid measures, peers left out)."""
+    out, model = [], tuner.load_model(device)
     for family, size, case in cases:
         problem = family_problem(family, size, "float32", **case)
-        answer = tuner.lookup(problem, table, tuner.load_model(device), device, shipped=False)
+        answer = tuner.lookup(problem, table, model, device, shipped=False)
+        ranked = [(member.predict_ms(model, params), name, params) for name, member in problem.candidates.items()
+                  if not member.kernel.peer for params in member.points()]
+        first_ms, first_kernel, first_params = min(ranked, key=lambda r: r[0])
         out.append({"family": family, "size": size, "case": case, "answer": answer.params, "source": answer.source,
-                    "predicted_ms": answer.predicted_ms, "between": list(answer.between)})
+                    "predicted_ms": answer.predicted_ms, "between": list(answer.between),
+                    "model_first": {"algorithm": first_kernel, **first_params}, "model_first_ms": first_ms})
     return out
 
 
@@ -218,15 +225,17 @@ def main() -> None:
                        help="a case of one's own instead of CASES: the family, its size (a 2-D family's side "
                             "squared) and its case as JSON, e.g. conv 2250000 '{\"v\": 1}'")
         p.add_argument("--shaped", action="store_true", help="the shaped kernels' block shapes instead of the families")
+        p.add_argument("--answers-only", metavar="DEVICE",
+                       help="no GPU: write the answers (and the model's first) for DEVICE, to commit before the grids")
 
-    args, out = setup(__doc__, repeats=10, extra=extra)
+    args, out = setup(__doc__, repeats=10, extra=extra, on_cpu=lambda a: a.answers_only)
     from memtune.kernels.timing import Device
 
     if args.recheck:
         return recheck(args.recheck, out, args.rounds, args.repeats)
     if not args.table:
         raise SystemExit("offladder.py: --table or --recheck is required")
-    device = Device.current().name
+    device = args.answers_only or Device.current().name
     table = tuner.LookupTable.read(args.table, must_exist=True)
     if args.shaped:
         return shaped_check(table, device, out, args.rounds, args.repeats)
@@ -234,6 +243,8 @@ def main() -> None:
     cases = [c for c in (own or CASES) if not args.family or c[0] in args.family]
     answered = answers(table, device, cases)
     (out / "offladder_answers.json").write_text(json.dumps(answered, indent=1))
+    if args.answers_only:
+        return
     rows, started = [], time.perf_counter()
     for family, size, case in cases:
         rows += grid(family, size, case, args.repeats, device)
