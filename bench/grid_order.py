@@ -17,16 +17,12 @@ from __future__ import annotations
 import json
 
 from common import setup
+from offladder import configurations
 
 from memtune.tuner.family import family_problem
 from memtune.tuner.objectives import MeasureObjective
 
 CASES = (("sum", 1_000_000, {}), ("sum", 1_572_864, {}), ("transpose", 640_000, {}))
-
-
-def configurations(problem) -> list[tuple[str, dict]]:
-    return [(name, params) for name, member in problem.candidates.items() if not member.kernel.peer
-            for params in member.points()]
 
 
 def measure_in(problem, order: list[tuple[str, dict]], repeats: int, verify: bool = True) -> list[float]:

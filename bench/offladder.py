@@ -48,6 +48,17 @@ TOP = 5
 SHUFFLE_SEED = 0        # --recheck's rounds each in a new order: a short kernel's time can follow its place in a sequence
 
 
+def configurations(problem) -> list[tuple[str, dict]]:
+    """Every configuration of the family's own algorithms (CuPy's operations left out: the model prices ours)."""
+    return [(name, params) for name, member in problem.candidates.items() if not member.kernel.peer
+            for params in member.points()]
+
+
+def model_first(problem, configs, model) -> tuple[str, dict]:
+    """Of ``configs`` (kernel, params), the one the model ranks first."""
+    return min(configs, key=lambda c: problem.candidates[c[0]].predict_ms(model, c[1]))
+
+
 def answers(table, device: str, cases) -> list[dict]:
     """Each case's lookup answer on ``table`` for ``device``, and the configuration the device's model ranks first
     among all the family's (what a grid measures, peers left out)."""
@@ -55,12 +66,11 @@ def answers(table, device: str, cases) -> list[dict]:
     for family, size, case in cases:
         problem = family_problem(family, size, "float32", **case)
         answer = tuner.lookup(problem, table, model, device, shipped=False)
-        ranked = [(member.predict_ms(model, params), name, params) for name, member in problem.candidates.items()
-                  if not member.kernel.peer for params in member.points()]
-        first_ms, first_kernel, first_params = min(ranked, key=lambda r: r[0])
+        kernel, params = model_first(problem, configurations(problem), model)
         out.append({"family": family, "size": size, "case": case, "answer": answer.params, "source": answer.source,
                     "predicted_ms": answer.predicted_ms, "between": list(answer.between),
-                    "model_first": {"algorithm": first_kernel, **first_params}, "model_first_ms": first_ms})
+                    "model_first": {"algorithm": kernel, **params},
+                    "model_first_ms": problem.candidates[kernel].predict_ms(model, params)})
     return out
 
 
@@ -108,22 +118,16 @@ def verdicts(answered: list[dict], frame) -> list[dict]:
     return out
 
 
-def model_pick(problem, mine, model) -> tuple[str, str]:
-    """The grid's configuration (kernel, params as JSON) that the model ranks first."""
-    predicted = [problem.candidates[k].predict_ms(model, json.loads(p)) for k, p in zip(mine.kernel, mine.params)]
-    at = mine.iloc[min(range(len(predicted)), key=predicted.__getitem__)]
-    return at.kernel, at.params
-
-
 def recheck_case(a: dict, frame, rounds: int, repeats: int, model) -> dict:
     """The answer and the model's pick against the grid's ``TOP`` fastest, re-measured round-robin in a new order
     each round (medians over rounds)."""
     problem = family_problem(a["family"], a["size"], "float32", **a["case"])
-    mine = frame[(frame.family == a["family"]) & (frame["size"] == a["size"]) & (frame.status == "ok")
-                 & ~frame.kernel.str.startswith("cupy")]
+    mine = frame[(frame.family == a["family"]) & (frame["size"] == a["size"]) & (frame.status == "ok")]
     own = {k: v for k, v in a["answer"].items() if k != "algorithm"}
     answer = (a["answer"]["algorithm"], json.dumps(own, sort_keys=True))
-    pick = model_pick(problem, mine, model)
+    ours = mine[~mine.kernel.str.startswith("cupy")]
+    kernel, params = model_first(problem, [(k, json.loads(p)) for k, p in zip(ours.kernel, ours.params)], model)
+    pick = (kernel, json.dumps(params, sort_keys=True))
     contenders = list(dict.fromkeys([answer, pick, *zip(mine.nsmallest(TOP, "median_ms").kernel,
                                                         mine.nsmallest(TOP, "median_ms").params)]))
     objectives, like = {}, None
