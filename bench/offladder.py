@@ -107,9 +107,13 @@ def answer_ms(answer: dict, measured) -> float:
 
 
 def verdicts(answered: list[dict], frame) -> list[dict]:
+    """Each answer whose grid ``frame`` holds, scored by the grid's time of it over the grid's best (answers of
+    grids not measured, as where a run stopped at its time limit, are left out)."""
     out = []
     for a in answered:
         mine = frame[(frame.family == a["family"]) & (frame["size"] == a["size"]) & (frame.status == "ok")]
+        if mine.empty:
+            continue
         best = mine.loc[mine.median_ms.idxmin()]
         ms = answer_ms(a["answer"], mine)
         out.append({**a, "answer_ms": ms, "best": {"kernel": best.kernel, "params": json.loads(best.params)},
@@ -253,15 +257,22 @@ def main() -> None:
     for family, size, case in cases:
         rows += grid(family, size, case, args.repeats, device)
         print(f"{family} n={size}: {len(rows)} rows, {time.perf_counter() - started:.0f} s", flush=True)
-        pd.DataFrame(rows).to_csv(out / "offladder_grid.csv", index=False)
-    result = verdicts(answered, pd.DataFrame(rows))
-    hits = sum(r["within_5pct"] for r in result)
-    summary = {"device": device, "table": args.table, "cases": len(result), "within_5pct": hits,
-               "share": hits / len(result), "rows": result}
-    (out / "offladder.json").write_text(json.dumps(summary, indent=1))
+        frame = pd.DataFrame(rows)
+        frame.to_csv(out / "offladder_grid.csv", index=False)
+        result = write_verdicts(answered, frame, device, args.table, out)    # after each grid: a cut run keeps them
     for r in result:
         print(f"{r['family']:12s} n={r['size']:>9d} {r['source']:12s} {r['ratio']:.3f}  answer {r['answer']}")
-    print(f"within 5 % of the grid's best: {hits} of {len(result)}")
+    print(f"within 5 % of the grid's best: {sum(r['within_5pct'] for r in result)} of {len(result)}")
+
+
+def write_verdicts(answered: list[dict], frame, device: str, table: str, out: Path) -> list[dict]:
+    """``offladder.json``: the verdicts of the grids measured so far."""
+    result = verdicts(answered, frame)
+    hits = sum(r["within_5pct"] for r in result)
+    summary = {"device": device, "table": table, "cases": len(result), "within_5pct": hits,
+               "share": hits / len(result), "rows": result}
+    (out / "offladder.json").write_text(json.dumps(summary, indent=1))
+    return result
 
 
 if __name__ == "__main__":

@@ -115,3 +115,17 @@ def test_the_offladder_check_takes_the_configuration_the_model_ranks_first_not_t
     everything = offladder.configurations(problem)
     assert len(everything) == 56 and all(k == "hmm_transpose" for k, _ in everything)
     assert offladder.model_first(problem, everything, model) == configs[1]
+
+
+def test_the_offladder_verdicts_score_each_measured_answer_and_leave_out_a_grid_not_measured():
+    import pandas as pd
+
+    offladder = _load("offladder")
+    answered = [{"family": "sum", "size": 1000, "answer": {"algorithm": "sum_single_pass", "d": 132, "threads": 256}},
+                {"family": "sum", "size": 4000, "answer": {"algorithm": "sum_single_pass", "d": 264, "threads": 256}}]
+    frame = pd.DataFrame({"family": "sum", "size": 1000, "kernel": "sum_single_pass", "status": ["ok", "ok", "fail"],
+                          "params": ['{"d": 132, "threads": 256}', '{"d": 264, "threads": 256}',
+                                     '{"d": 528, "threads": 256}'], "median_ms": [0.0110, 0.0100, float("nan")]})
+    (row,) = offladder.verdicts(answered, frame)
+    assert (row["size"], row["configurations"], row["within_5pct"]) == (1000, 2, False)
+    assert row["ratio"] == pytest.approx(1.1) and row["best"]["params"] == {"d": 264, "threads": 256}
