@@ -132,8 +132,8 @@ def recheck_case(a: dict, frame, rounds: int, repeats: int, model) -> dict:
     ours = mine[~mine.kernel.str.startswith("cupy")]
     kernel, params = model_first(problem, [(k, json.loads(p)) for k, p in zip(ours.kernel, ours.params)], model)
     pick = (kernel, json.dumps(params, sort_keys=True))
-    contenders = list(dict.fromkeys([answer, pick, *zip(mine.nsmallest(TOP, "median_ms").kernel,
-                                                        mine.nsmallest(TOP, "median_ms").params)]))
+    fastest = mine.nsmallest(TOP, "median_ms")
+    contenders = list(dict.fromkeys([answer, pick, *zip(fastest.kernel, fastest.params)]))
     objectives, like = {}, None
     for kernel in dict.fromkeys(k for k, _ in contenders):
         like = objectives[kernel] = MeasureObjective(problem.candidates[kernel], repeats=repeats,

@@ -35,22 +35,34 @@ PREAMBLES = ("dirty", "clean")
 
 
 def placed(kernel, size: int, offset: int):
-    """The kernel's inputs with ``a`` moved ``offset`` bytes into a fresh buffer (same values)."""
+    """The kernel's inputs with ``a`` moved ``offset`` bytes into a fresh buffer (same values; the view keeps the
+    buffer alive)."""
     cp = cupy()
     inputs = kernel.make_inputs(size, "float32", 1)
-    buffer = cp.empty(size + offset // 4, dtype=cp.float32)
-    a = buffer[offset // 4:]
+    a = cp.empty(size + offset // 4, dtype=cp.float32)[offset // 4:]
     a[...] = inputs.arrays["a"]
     inputs.arrays["a"] = a
     inputs.programs.clear()
-    return inputs, buffer
+    return inputs
+
+
+def timed(run, preamble: str, start, stop) -> float:
+    """One run's time (ms) as the harness times it, after the named flush (``none``: no flush) and the hold."""
+    if preamble != "none":
+        timing.flush_l2(clean=preamble == "clean")
+    timing.hold_gpu()
+    start.record()
+    run()
+    stop.record()
+    stop.synchronize()
+    return cupy().cuda.get_elapsed_time(start, stop)
 
 
 def measure_size(kernel, size: int, repeats: int) -> list[dict]:
     cp = cupy()
     cases = []
     for offset in OFFSETS:
-        inputs, buffer = placed(kernel, size, offset)
+        inputs = placed(kernel, size, offset)
         expected = float(cp.asnumpy(inputs.arrays["a"]).astype("float64").sum())
         for d, threads in SHAPES:
             run = lambda i=inputs, d=d, t=threads: kernel.run(i, d=d, threads=t)    # noqa: E731
@@ -60,20 +72,14 @@ def measure_size(kernel, size: int, repeats: int) -> list[dict]:
                 raise SystemExit(f"sum {size} d {d} threads {threads}: {got} against {expected}")
             for preamble in PREAMBLES:
                 cases.append({"size": size, "offset": offset, "d": d, "threads": threads, "T": d * threads,
-                              "preamble": preamble, "run": run, "keep": buffer, "times": []})
+                              "preamble": preamble, "run": run, "times": []})
     for case in cases:
         timing.warm_up(case["run"], 3)
     start, stop = cp.cuda.Event(), cp.cuda.Event()
     for _ in range(repeats):
         for case in cases:
-            timing.flush_l2(clean=case["preamble"] == "clean")
-            timing.hold_gpu()
-            start.record()
-            case["run"]()
-            stop.record()
-            stop.synchronize()
-            case["times"].append(cp.cuda.get_elapsed_time(start, stop))
-    return [{k: v for k, v in c.items() if k not in ("run", "keep", "times")}
+            case["times"].append(timed(case["run"], case["preamble"], start, stop))
+    return [{k: v for k, v in c.items() if k not in ("run", "times")}
             | {"median_ms": statistics.median(c["times"]), "min_ms": min(c["times"])} for c in cases]
 
 
@@ -92,16 +98,7 @@ def series(size: int, repeats: int) -> list[dict]:
         inputs = kernel.make_inputs(size, "float32", 1, **({"perm": "identical"} if name == "cupy_copy" else {}))
         run = lambda k=kernel, i=inputs, p=params: k.run(i, **p)    # noqa: E731
         timing.warm_up(run, 3)
-        times = []
-        for _ in range(repeats):
-            if preamble != "none":
-                timing.flush_l2(clean=preamble == "clean")
-            timing.hold_gpu()
-            start.record()
-            run()
-            stop.record()
-            stop.synchronize()
-            times.append(cp.cuda.get_elapsed_time(start, stop))
+        times = [timed(run, preamble, start, stop) for _ in range(repeats)]
         even, odd = statistics.median(times[0::2]), statistics.median(times[1::2])
         print(f"series {name} {params} {preamble}: median {statistics.median(times) * 1e3:.2f} us, even "
               f"{even * 1e3:.2f} odd {odd * 1e3:.2f}, by repeat mod 4 "
