@@ -21,6 +21,10 @@
 // walk_columns      a thread a column walks down the rows in place, load-add-store (the seeds' round: read,
 //                   compute, write): a dependent round of a warp's coalesced load through the L1, from DRAM
 //                   or from the L2, as the algorithms' kernels wait on theirs (the chase's .cg load skips the L1)
+// loaded_rounds     every block copies chunks of a large array (grid-stride), and before each chunk its thread 0
+//                   times one dependent operation: a ticket (an atomic on one counter, its value handed to the
+//                   block through shared memory and a barrier, as the look-back kernels draw theirs) or an L2
+//                   load; with the grid full, the round trip a ticketed block waits while every SM streams
 
 extern "C" __global__ void chase_global(const unsigned* __restrict__ next, unsigned start, int steps,
                                         unsigned* out) {
@@ -227,4 +231,44 @@ extern "C" __global__ void walk_columns(float* a, int rows, int cols) {
     if (c >= cols) return;
     float s = 0.f;
     for (int r = 0; r < rows; ++r) { s += a[(long long)r * cols + c]; a[(long long)r * cols + c] = s; }
+}
+
+// mode 0: no timed operation (the copy's own pace); 1: a ticket; 2: a .cg load of a word every block reads
+// (so the L2 holds it); 3: the two barriers alone. The first barrier lines the block up after its stores
+// issue, so thread 0's interval is the operation and the barrier that hands its value over. cycles[0] sums
+// thread 0's intervals over the blocks; cycles[1] counts them. write 0: the chunks are read and summed, not
+// stored (whether a barrier waits on the stores issued before it).
+extern "C" __global__ void loaded_rounds(const float4* __restrict__ a, float4* __restrict__ b, long long chunks,
+                                         int mode, int write, unsigned* counter, long long* cycles, unsigned* out) {
+    constexpr int PER = 4;                                   // 16-byte vectors a thread a chunk, all in flight
+    __shared__ unsigned handed;
+    long long spent = 0, ops = 0;
+    unsigned seen = 0;
+    for (long long c = blockIdx.x; c < chunks; c += gridDim.x) {
+        if (mode) {
+            __syncthreads();
+            long long t0 = clock64();
+            if (threadIdx.x == 0) handed = mode == 1 ? atomicAdd(counter, 1u) : mode == 2 ? __ldcg(counter + 32) : 0u;
+            __syncthreads();
+            seen ^= handed;
+            spent += clock64() - t0;
+            ++ops;
+        }
+        const long long base = c * blockDim.x * PER + threadIdx.x;
+        float4 v[PER];
+#pragma unroll
+        for (int k = 0; k < PER; ++k) v[k] = a[base + k * blockDim.x];
+        if (write) {
+#pragma unroll
+            for (int k = 0; k < PER; ++k) b[base + k * blockDim.x] = v[k];
+        } else {
+#pragma unroll
+            for (int k = 0; k < PER; ++k) seen += __float_as_uint(v[k].x + v[k].y + v[k].z + v[k].w);
+        }
+    }
+    if (threadIdx.x == 0 && ops) {
+        atomicAdd((unsigned long long*)cycles, (unsigned long long)spent);
+        atomicAdd((unsigned long long*)cycles + 1, (unsigned long long)ops);
+    }
+    if (seen == 0xfffffff0u) out[0] = seen;                  // keeps the handed values live
 }

@@ -395,6 +395,34 @@ def atomic_interval(sms: int) -> list[float]:
             for t in _event_ms(lambda k: launch(fn, (grid,), (32 * warps,), (counter, np.int32(count), out)), 5)]
 
 
+LOADED_MODES = {"copy": 0, "ticket": 1, "l2_load": 2, "barriers": 3}
+LOADED_VECTORS = 4                    # probe.cu's loaded_rounds: 16-byte vectors a thread a chunk
+
+
+def loaded_rounds(mode: str, threads: int, grid: int, nbytes: int = 1 << 28, write: bool = True,
+                  repeats: int = 5) -> tuple[list[float], list[float]]:
+    """(cycles per timed operation, ms per launch) of probe.cu's ``loaded_rounds``: ``grid`` blocks of ``threads``
+    copy ``nbytes`` (twice the L2 and more, so from DRAM; ``write`` False: read and sum them) in chunks of
+    ``threads`` x 4 16-byte vectors, each chunk after one ``mode`` operation (``LOADED_MODES``) that the block's
+    thread 0 times with clock64."""
+    if mode not in LOADED_MODES:
+        raise ValueError(f"mode must be one of {', '.join(LOADED_MODES)}, got {mode!r}")
+    cp = cupy()
+    chunk = threads * LOADED_VECTORS * 16
+    chunks = nbytes // chunk
+    a, b = cp.ones(chunks * chunk // 4, np.float32), cp.empty(chunks * chunk // 4, np.float32)
+    counter, out, cycles = cp.zeros(64, np.uint32), cp.zeros(1, np.uint32), cp.zeros(2, np.int64)
+    fn = function(SOURCE, "loaded_rounds")
+    per_op = []
+
+    def run(k):
+        cycles.fill(0)
+        launch(fn, (grid,), (threads,),
+               (a, b, np.int64(chunks), np.int32(LOADED_MODES[mode]), np.int32(write), counter, cycles, out))
+    times = _event_ms(lambda k: (run(k), per_op.append(cycles.get())), repeats)
+    return [int(c[0]) / int(c[1]) if c[1] else 0.0 for c in per_op[1:]], times
+
+
 def flag_round_trip() -> list[float]:
     cp = cupy()
     flags = cp.zeros(64, np.uint32)

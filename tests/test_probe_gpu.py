@@ -109,3 +109,26 @@ def test_the_scattered_probe_writes_every_word_once_and_neighbours_far_apart(wor
     where[got.astype(numpy.int64)] = numpy.arange(n)              # the word thread i wrote
     sectors = where[: n // 32 * 32].reshape(-1, 32) * word // 32
     assert numpy.mean([len(set(s)) for s in sectors[:2048]]) > 31   # a warp's writes in (nearly) 32 sectors
+
+
+def test_the_loaded_rounds_probe_copies_every_chunk_and_draws_one_ticket_a_chunk():
+    from memtune.kernels.device import function, launch
+
+    threads, grid, chunks = 128, 264, 1000 + 7                   # chunks not a multiple of the grid
+    n = chunks * threads * probe.LOADED_VECTORS * 4
+    a = cupy.random.random(n, dtype=numpy.float32)
+    b = cupy.zeros(n, numpy.float32)
+    counter, cycles, out = cupy.zeros(64, numpy.uint32), cupy.zeros(2, numpy.int64), cupy.zeros(1, numpy.uint32)
+    launch(function(probe.SOURCE, "loaded_rounds"), (grid,), (threads,),
+           (a, b, numpy.int64(chunks), numpy.int32(probe.LOADED_MODES["ticket"]), numpy.int32(1), counter, cycles, out))
+    assert cupy.array_equal(a, b)
+    assert int(counter[0].get()) == chunks and int(cycles[1].get()) == chunks
+    assert int(cycles[0].get()) > 0
+
+
+def test_a_ticket_waits_longer_while_every_sm_streams_than_alone():
+    sms = int(probe.attributes()["sms"].value)
+    alone = numpy.median(probe.loaded_rounds("ticket", 128, 1, 1 << 26)[0])
+    loaded = numpy.median(probe.loaded_rounds("ticket", 128, 16 * sms, 1 << 28)[0])
+    bare = numpy.median(probe.loaded_rounds("barriers", 128, 1, 1 << 26)[0])
+    assert bare < alone < loaded, (bare, alone, loaded)          # an atomic on top of the same two barriers
