@@ -219,7 +219,9 @@ def tiles_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warps
     status = (up + left) * status_word_bytes(dst)
     arrays = {"a": n * ein, "out": written * eout, "counter": 4, "status": status}
     # the walk: the tile row above alone, then `warps` rows a pass; 32 / rows tiles a pass to the left. A ticket
-    # is an atomic whose value the block waits for before it knows its tile: one L2 round (as the scan's plan)
+    # is an atomic whose value the block waits for before it knows its tile (it loads the tile of its index
+    # meanwhile, and loads again where the ticket says another), queued in the L2 behind the loads of the blocks
+    # resident with it (the model's ticket_bytes)
     walk = TileWalk(tiles_x, tiles_y, warps, 32 // rows if rows_too else 0, diagonal=order == "diagonal")
     return Plan(arrays, (Launch(
         f"tiles_{CODE[src]}_{CODE[dst]}_{mode}_w{warps}_r{rows}_v{vectors}{TILE_ORDERS[order]}", tiles, (32, warps),
@@ -227,7 +229,7 @@ def tiles_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warps
               Scalar(tiles_y * tiles_x, "int32"), Array("counter"), Array("status"), epoch_argument()),
         accesses=(Access("a", n * ein), Access("status", 3 * status), Access("out", written * eout, write=True)),
         rounds=4, shared_wavefronts=(5 * rows * vectors * rows_too + 2 * vectors * warps) * max(1, eout // 4),
-        l2_rounds=int(order != "index"), walk=walk, atomics=int(order != "index"), source=SOURCE),))
+        walk=walk, atomics=int(order != "index"), tickets=int(order != "index"), source=SOURCE),))
 
 
 def transpose_plan(count: int, h: int, w: int, itemsize: int) -> Plan:

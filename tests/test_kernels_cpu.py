@@ -70,11 +70,13 @@ def test_a_look_back_plan_is_its_one_launch_and_each_launch_takes_a_new_epoch(na
     # index, so no ticket; all 256 loaded at once, the last tile's walk back (warp 0 reads 32 predecessors' status
     # words a round) takes 256 / 64 = 4 dependent L2 rounds. At 2^22 (1024 tiles) the blocks draw 1024 + 396
     # tickets: 2 L2 rounds a tile (its ticket, its look-back) and one a block to end on. The SAT's tiles (ticketed in
-    # their default order) wait one L2 round for their ticket; the seeds' strips count only their chain of hops.
+    # their default order) wait for their ticket before they know their tile (``tickets``, priced by the loads it
+    # queues behind in the L2); the seeds' strips count only their chain of hops.
     vector = name == "prefix_sums_lookback"
     assert len(at) == 1 and launch.source and launch.atomics == (0 if vector else 1)
-    rounds = {"prefix_sums_lookback": 4, "sat_1r1w_lookback": 0, "sat_tiles_lookback": 1}[name]
+    rounds = {"prefix_sums_lookback": 4, "sat_1r1w_lookback": 0, "sat_tiles_lookback": 0}[name]
     assert launch.l2_rounds == rounds and launch.blocks == (256 if vector else launch.blocks)
+    assert launch.tickets == (1 if name == "sat_tiles_lookback" else 0)
     if vector:
         (wide,) = k.plan(4 * size, "float32", {}).launches
         assert wide.blocks == 396 and wide.atomics == pytest.approx(1024 / 396 + 1)

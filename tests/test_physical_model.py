@@ -234,6 +234,23 @@ def test_rounds_whose_lines_other_blocks_brought_wait_the_l2s_walk():
     assert float(L.launch_expr(t, m).subs(L.symbol_values(m))) == pytest.approx(t.total_ns)
 
 
+def test_a_ticket_waits_behind_the_loads_the_resident_blocks_hold_in_the_l2():
+    """A block that waits for its ticket before it loads waits the L2's turn: the resident blocks' loads (2 blocks
+    of 500 bytes read; the writes do not count) over the L2's bandwidth (4 bytes/ns): 250 ns, on top of the 1000
+    bytes at 1 byte/ns, 10 DRAM rounds of 100 ns and the drain's round; at 8 bytes/ns 125 ns; where the loads are
+    fewer than an L2 round's worth (100 bytes: 25 ns), one L2 round (50 ns)."""
+    m = toy()
+    base = L.Launch("f", 2, 256, accesses=(L.Access("a", 1000), L.Access("b", 1000, write=True)), rounds=10)
+    bare = L.launch_time(base, L.Served(1000, 0), m).total_ns
+    assert bare == pytest.approx(1000 + 10 * 100 + 100)
+    for machine, loads, wait in ((m, 1000, 250), (toy(l2_bandwidth=8.0), 1000, 125), (m, 100, 50)):
+        ticketed = replace(base, accesses=(L.Access("a", loads), L.Access("b", 1000, write=True)), tickets=1)
+        assert L.ticket_bytes(ticketed, 2, 64) == loads
+        t = L.launch_time(ticketed, L.Served(1000, 0), machine)
+        assert t.total_ns - L.launch_time(base, L.Served(1000, 0), machine).total_ns == pytest.approx(wait)
+        assert float(L.launch_expr(t, machine).subs(L.symbol_values(machine))) == pytest.approx(t.total_ns)
+
+
 def test_a_loop_nvcc_unrolls_by_four_waits_a_round_a_four_loads():
     from memtune.kernels import get
     from memtune.kernels.base import unrolled_rounds
@@ -350,19 +367,19 @@ def test_a_tile_walk_along_the_diagonals_passes_a_diagonal_back_a_step():
     order the same tiles take 14 (the 31 tiles to its left all dealt just before it); with every tile running, 314
     diagonals reach past every row and column: 2 (5 + 4) = 18, as in row order; with 16 running, 2 diagonals: one
     pass each way, 4. The tiles plan walks so where its order is diagonal, and a ticketed tile (row order or
-    diagonal) waits one L2 round for its ticket, a tile by block index none."""
+    diagonal) waits for its ticket (``tickets``, priced by the loads it queues behind), a tile by block index none."""
     walk = L.TileWalk(32, 64, 8, 4, diagonal=True)
     assert [walk.hops(c) for c in (528, 10_000, 16)] == [12, 18, 4]
     assert L.TileWalk(32, 64, 8, 4).hops(528) == 14
     plan = shaped.tiles_plan(1, 4096, 4096, "float32", "float32", "sat", 4, 16, 2, "diagonal")
     assert plan.launches[0].walk == L.TileWalk(64, 64, 4, 2, diagonal=True)
     assert plan.launches[0].function == "tiles_f32_f32_sat_w4_r16_v2_diag" and plan.launches[0].atomics == 1
-    assert plan.launches[0].l2_rounds == 1
+    assert (plan.launches[0].tickets, plan.launches[0].l2_rounds) == (1, 0)
     ticket = shaped.tiles_plan(1, 4096, 4096, "float32", "float32", "sat", 4, 16, 4, "ticket").launches[0]
-    assert (ticket.atomics, ticket.l2_rounds) == (1, 1)
+    assert (ticket.atomics, ticket.tickets, ticket.l2_rounds) == (1, 1, 0)
     index = shaped.tiles_plan(1, 4096, 4096, "float32", "float32", "sat", 8, 16, 2, "index").launches[0]
     assert (index.function, index.atomics, index.walk.diagonal) == ("tiles_f32_f32_sat_w8_r16_v2_index", 0, False)
-    assert index.l2_rounds == 0
+    assert (index.l2_rounds, index.tickets) == (0, 0)
     with pytest.raises(ParameterError, match="order"):
         shaped.tiles_plan(1, 64, 64, "float32", "float32", "sat", 4, 16, 2, "spiral")
     # a table row recorded before rows and order were tunables ({warps, vectors}) ran 8 rows a warp by ticket

@@ -187,6 +187,7 @@ class Launch:
     chain: float = 0.0               # serial one-way flag hops on the critical path
     walk: TileWalk | None = None     # a two-dimensional look-back's hops, by the tiles running at once
     atomics: float = 0.0             # atomics per block on one shared address (a ticket): serialised
+    tickets: float = 0.0             # of those, tickets a block waits on before it knows its tile (see ticket_bytes)
     fp64: bool = False
     by_ticket: bool = False          # the blocks take their tiles by ticket, so the resident ones take them all:
                                      # a grid beyond one wave idles the rest (they start once the tickets are gone)
@@ -395,7 +396,8 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     warp_issue = (launch.flops / launch.warps / warp_flops(launch.fp64, machine)
                   + wavefronts / launch.warps) * issue_cycles(launch, machine) / machine["clock"]
     ahead = max(0.0, launch.ahead_l2_rounds * machine["walk_l2_latency"] - warp_issue)
-    wait = (launch.rounds * latency + launch.l2_rounds * machine["walk_l2_latency"] + ahead
+    ticket = max(machine["walk_l2_latency"], ticket_bytes(launch, grid, concurrent) / machine["l2_bandwidth"])
+    wait = (launch.rounds * latency + launch.l2_rounds * machine["walk_l2_latency"] + ahead + launch.tickets * ticket
             + launch.shared_rounds * shared_latency
             + fma_chain_ns(launch, machine))
     drain = launch_drain_cycles(launch, machine) / machine["clock"]
@@ -463,6 +465,22 @@ def imbalance(launch: Launch, sms: int) -> tuple[float, float]:
     return (base + (heavy > 0)) / average, sm0 / (per_sm * average)
 
 
+def ticket_bytes(launch: Launch, grid: int, concurrent: int) -> float:
+    """The bytes a ticket waits behind: an atomic that the L2 serves in its turn after the loads the launch's
+    resident blocks hold there (Little's law: those bytes over the L2's bandwidth, one L2 round at least). Taken as
+    every resident block's share of the launch's loads. Measured on the H200 (bench/results/h200/loaded_rounds/): a
+    block's `.cg` load of an L2-held word, while blocks holding 32, 64 and 128 KB of loads an SM stream a copy, waits
+    0.58, 1.43 and 2.86 us, where those bytes over the probed L2 bandwidth are 0.69, 1.39 and 2.77 us; a ticket
+    there waits 1.2-1.4x as long (blocks that only read their chunks, storing nothing, hold it less: 1.31 us at 128
+    KB). On the held-out grids the SAT tiles' ticketed orders, priced one unloaded L2
+    round, were under-predicted (measured / predicted 0.89 on the H100, 0.79 on the H200) where the index order was
+    not (1.04, 0.95)."""
+    if not launch.tickets:
+        return 0.0
+    loads = sum(a.bytes for a in launch.accesses if not a.write) / max(1, grid)
+    return min(grid, concurrent) * loads
+
+
 def round_latency(served: Served, machine) -> float:
     """ns of one dependent round: the probed walk's round (a warp's coalesced load through the L1, then its add
     and store), from DRAM where the launch reads any byte from it, else from the L2. A kernel waits on loads
@@ -480,7 +498,7 @@ def resident(launch: Launch, concurrent: int) -> tuple[Launch, int]:
         return launch, 0
     k = launch.blocks / concurrent
     return replace(launch, grid=concurrent, rounds=launch.rounds * k, l2_rounds=launch.l2_rounds * k,
-                   ahead_l2_rounds=launch.ahead_l2_rounds * k,
+                   ahead_l2_rounds=launch.ahead_l2_rounds * k, tickets=launch.tickets * k,
                    shared_wavefronts=launch.shared_wavefronts * k, shared_rounds=launch.shared_rounds * k,
                    fma_chain=launch.fma_chain * k, barriers=launch.barriers * k, flops=launch.flops * k,
                    atomics=launch.atomics * k), launch.blocks - concurrent
@@ -613,8 +631,9 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
     warp_issue = (sympy.nsimplify(launch.flops / launch.warps) / per_warp_flops
                   + sympy.nsimplify(wavefronts / launch.warps)) * sympy.Max(1, FMA / max(1, launch.chains)) / SIGMA
     ahead = sympy.Max(0, sympy.nsimplify(launch.ahead_l2_rounds) * LAT2 - warp_issue) if launch.ahead_l2_rounds else 0
+    ticket = sympy.Max(LAT2, sympy.nsimplify(ticket_bytes(launch, grid, concurrent)) / BETA2) if launch.tickets else 0
     wait = (sympy.nsimplify(launch.rounds) * lat_sym + ahead + sympy.nsimplify(launch.l2_rounds) * LAT2
-            + shared_lat + fma_lat)
+            + sympy.nsimplify(launch.tickets) * ticket + shared_lat + fma_lat)
     lat = wait + drain + warp_issue
     b = t.blocks_per_sm
 
