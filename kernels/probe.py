@@ -411,16 +411,17 @@ def loaded_rounds(mode: str, threads: int, grid: int, nbytes: int = 1 << 28, wri
     chunk = threads * LOADED_VECTORS * 16
     chunks = nbytes // chunk
     a, b = cp.ones(chunks * chunk // 4, np.float32), cp.empty(chunks * chunk // 4, np.float32)
-    counter, out, cycles = cp.zeros(64, np.uint32), cp.zeros(1, np.uint32), cp.zeros(2, np.int64)
+    # a row of (cycles, operations) a launch, the warm-up's first, read back after the timing
+    counter, out, cycles = cp.zeros(64, np.uint32), cp.zeros(1, np.uint32), cp.zeros((repeats + 1, 2), np.int64)
     fn = function(SOURCE, "loaded_rounds")
-    per_op = []
+    launched = []
 
     def run(k):
-        cycles.fill(0)
-        launch(fn, (grid,), (threads,),
-               (a, b, np.int64(chunks), np.int32(LOADED_MODES[mode]), np.int32(write), counter, cycles, out))
-    times = _event_ms(lambda k: (run(k), per_op.append(cycles.get())), repeats)
-    return [int(c[0]) / int(c[1]) if c[1] else 0.0 for c in per_op[1:]], times
+        launch(fn, (grid,), (threads,), (a, b, np.int64(chunks), np.int32(LOADED_MODES[mode]), np.int32(write),
+                                         counter, cycles[len(launched)], out))
+        launched.append(k)
+    times = _event_ms(run, repeats)
+    return [int(c) / int(n) if n else 0.0 for c, n in cycles.get()[1:]], times
 
 
 def flag_round_trip() -> list[float]:

@@ -470,7 +470,7 @@ def ticket_bytes(launch: Launch, grid: int, concurrent: int) -> float:
     resident blocks hold there (Little's law: those bytes over the L2's bandwidth, one L2 round at least). Taken as
     every resident block's share of the launch's loads. Measured on the H200 (bench/results/h200/loaded_rounds/): a
     block's `.cg` load of an L2-held word, while blocks holding 32, 64 and 128 KB of loads an SM stream a copy, waits
-    0.58, 1.43 and 2.86 us, where those bytes over the probed L2 bandwidth are 0.69, 1.39 and 2.77 us; a ticket
+    0.57, 1.41 and 2.83 us, where those bytes over the probed L2 bandwidth are 0.69, 1.39 and 2.77 us; a ticket
     there waits 1.2-1.4x as long (blocks that only read their chunks, storing nothing, hold it less: 1.31 us at 128
     KB). On the held-out grids the SAT tiles' ticketed orders, priced one unloaded L2
     round, were under-predicted (measured / predicted 0.89 on the H100, 0.79 on the H200) where the index order was
