@@ -396,7 +396,8 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
     warp_issue = (launch.flops / launch.warps / warp_flops(launch.fp64, machine)
                   + wavefronts / launch.warps) * issue_cycles(launch, machine) / machine["clock"]
     ahead = max(0.0, launch.ahead_l2_rounds * machine["walk_l2_latency"] - warp_issue)
-    ticket = max(machine["walk_l2_latency"], ticket_bytes(launch, grid, concurrent) / machine["l2_bandwidth"])
+    ticket = (max(machine["walk_l2_latency"], ticket_bytes(launch, grid, concurrent) / machine["l2_bandwidth"])
+              if launch.tickets else 0.0)                # most launches draw none: priced only where one waits
     wait = (launch.rounds * latency + launch.l2_rounds * machine["walk_l2_latency"] + ahead + launch.tickets * ticket
             + launch.shared_rounds * shared_latency
             + fma_chain_ns(launch, machine))
@@ -472,11 +473,8 @@ def ticket_bytes(launch: Launch, grid: int, concurrent: int) -> float:
     block's `.cg` load of an L2-held word, while blocks holding 32, 64 and 128 KB of loads an SM stream a copy, waits
     0.57, 1.41 and 2.83 us, where those bytes over the probed L2 bandwidth are 0.69, 1.39 and 2.77 us; a ticket
     there waits 1.2-1.4x as long (blocks that only read their chunks, storing nothing, hold it less: 1.31 us at 128
-    KB). On the held-out grids the SAT tiles' ticketed orders, priced one unloaded L2
-    round, were under-predicted (measured / predicted 0.89 on the H100, 0.79 on the H200) where the index order was
-    not (1.04, 0.95)."""
-    if not launch.tickets:
-        return 0.0
+    KB). On the held-out grids the SAT tiles' ticketed orders, priced one unloaded L2 round, were under-predicted
+    (measured / predicted 0.89 on the H100, 0.79 on the H200) where the index order was not (1.04, 0.95)."""
     loads = sum(a.bytes for a in launch.accesses if not a.write) / max(1, grid)
     return min(grid, concurrent) * loads
 
