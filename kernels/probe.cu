@@ -25,6 +25,9 @@
 //                   times one dependent operation: a ticket (an atomic on one counter, its value handed to the
 //                   block through shared memory and a barrier, as the look-back kernels draw theirs) or an L2
 //                   load; with the grid full, the round trip a ticketed block waits while every SM streams
+// barrier_waits     blocks of 1-32 warps copy chunks of a word a thread through shared memory, as the transpose's
+//                   tiles move: dependent load rounds, a barrier, the stores, a barrier. Every warp times its
+//                   rounds and its wait at each barrier: what a barrier waits for its slowest warp under load
 
 extern "C" __global__ void chase_global(const unsigned* __restrict__ next, unsigned start, int steps,
                                         unsigned* out) {
@@ -271,4 +274,38 @@ extern "C" __global__ void loaded_rounds(const float4* __restrict__ a, float4* _
         atomicAdd((unsigned long long*)cycles + 1, (unsigned long long)ops);
     }
     if (seen == 0xfffffff0u) out[0] = seen;                  // keeps the handed values live
+}
+
+// Every warp's lane 0 sums four intervals a chunk (clock64): its own `steps` dependent rounds (a load, its word into
+// shared memory: the store waits for the load), its wait at the first barrier (the block's slowest warp's rounds
+// against its own), its stores (a word of another warp's, so the barrier is needed), and its wait at the second
+// barrier. cycles[0..3] sum those over every warp and chunk; cycles[4] counts the warps' chunks.
+extern "C" __global__ void barrier_waits(const float* a, float* b, long long chunks,
+                                         int steps, long long* cycles) {
+    extern __shared__ float stage[];
+    const int t = threadIdx.x, n = blockDim.x, other = (t + 32) % n;
+    long long own = 0, first = 0, stores = 0, second = 0, count = 0;
+    for (long long c = blockIdx.x; c < chunks; c += gridDim.x) {
+        const long long base = c * n * steps;
+        const long long t0 = clock64();
+#pragma unroll 1
+        for (int s = 0; s < steps; ++s) stage[s * n + t] = a[base + s * n + t];
+        const long long t1 = clock64();
+        __syncthreads();
+        const long long t2 = clock64();
+#pragma unroll 1
+        for (int s = 0; s < steps; ++s) b[base + s * n + t] = stage[s * n + other];
+        const long long t3 = clock64();
+        __syncthreads();
+        const long long t4 = clock64();
+        own += t1 - t0; first += t2 - t1; stores += t3 - t2; second += t4 - t3; ++count;
+    }
+    if ((t & 31) == 0 && count) {
+        unsigned long long* sums = (unsigned long long*)cycles;
+        atomicAdd(sums, (unsigned long long)own);
+        atomicAdd(sums + 1, (unsigned long long)first);
+        atomicAdd(sums + 2, (unsigned long long)stores);
+        atomicAdd(sums + 3, (unsigned long long)second);
+        atomicAdd(sums + 4, (unsigned long long)count);
+    }
 }

@@ -424,6 +424,35 @@ def loaded_rounds(mode: str, threads: int, grid: int, nbytes: int = 1 << 28, wri
     return [int(c) / int(n) if n else 0.0 for c, n in cycles.get()[1:]], times
 
 
+BARRIER_INTERVALS = ("rounds", "first_barrier", "stores", "second_barrier")   # probe.cu's barrier_waits, in order
+
+
+def barrier_waits(warps: int, steps: int, grid: int, nbytes: int = 1 << 28,
+                  repeats: int = 5) -> tuple[list[dict[str, float]], list[float]]:
+    """(cycles per warp and chunk of each of ``BARRIER_INTERVALS``, a dict a launch; ms per launch) of probe.cu's
+    ``barrier_waits``: ``grid`` blocks of ``warps`` warps copy ``nbytes`` of float32 through shared memory in chunks
+    of ``steps`` dependent load rounds of a word a thread, a barrier, the stores, a barrier (the transpose's tile,
+    ``steps`` = its rows over the block's warps). A barrier's mean wait is how much later than a warp's own its
+    block's slowest warp arrives."""
+    if not 1 <= warps <= 32 or steps < 1:
+        raise ValueError(f"warps must be 1-32 and steps at least 1, got {warps} and {steps}")
+    cp = cupy()
+    threads = 32 * warps
+    chunks = nbytes // (4 * threads * steps)
+    a, b = cp.ones(chunks * threads * steps, np.float32), cp.empty(chunks * threads * steps, np.float32)
+    cycles = cp.zeros((repeats + 1, len(BARRIER_INTERVALS) + 1), np.int64)
+    fn = function(SOURCE, "barrier_waits")
+    launched = []
+
+    def run(k):
+        launch(fn, (grid,), (threads,), (a, b, np.int64(chunks), np.int32(steps), cycles[len(launched)]),
+               shared_mem=4 * threads * steps)
+        launched.append(k)
+    times = _event_ms(run, repeats)
+    rows = [dict(zip(BARRIER_INTERVALS, (int(x) / int(row[-1]) for x in row[:-1]))) for row in cycles.get()[1:]]
+    return rows, times
+
+
 def flag_round_trip() -> list[float]:
     cp = cupy()
     flags = cp.zeros(64, np.uint32)

@@ -132,3 +132,30 @@ def test_a_ticket_waits_longer_while_every_sm_streams_than_alone():
     loaded = numpy.median(probe.loaded_rounds("ticket", 128, 16 * sms, 1 << 28)[0])
     bare = numpy.median(probe.loaded_rounds("barriers", 128, 1, 1 << 26)[0])
     assert bare < alone < loaded, (bare, alone, loaded)          # an atomic on top of the same two barriers
+
+
+@pytest.mark.parametrize("warps, steps", [(4, 8), (32, 1)])
+def test_the_barrier_waits_probe_hands_each_word_to_the_next_warp_and_times_every_warp(warps, steps):
+    from memtune.kernels.device import function, launch
+
+    threads, grid, chunks = 32 * warps, 200, 500 + 3                 # chunks not a multiple of the grid
+    a = cupy.random.random((chunks, steps, threads), dtype=numpy.float32)
+    b = cupy.zeros_like(a)
+    cycles = cupy.zeros(len(probe.BARRIER_INTERVALS) + 1, numpy.int64)
+    launch(function(probe.SOURCE, "barrier_waits"), (grid,), (threads,),
+           (a, b, numpy.int64(chunks), numpy.int32(steps), cycles), shared_mem=4 * threads * steps)
+    numpy.testing.assert_array_equal(b.get(), numpy.roll(a.get(), -32, axis=2))   # thread t stores t + 32's word
+    sums = cycles.get()
+    assert sums[-1] == chunks * warps
+    assert sums[0] > 0 and sums[2] > 0 and (sums >= 0).all()
+
+
+def test_under_load_a_blocks_store_phase_grows_with_its_warps_and_its_barriers_barely_wait():
+    sms = int(probe.attributes()["sms"].value)
+    got = {w: {k: numpy.median([c[k] for c in probe.barrier_waits(w, 1, sms * min(32, 64 // w))[0]])
+               for k in probe.BARRIER_INTERVALS} for w in (2, 32)}
+    assert got[2]["stores"] * 2 < got[32]["stores"], got     # the slowest of 32 warps' stores, not of 2
+    for w in (2, 32):                                         # a block's loads land together; its warps leave the
+        assert got[w]["first_barrier"] < 0.05 * got[w]["rounds"], got      # store phase together
+        assert got[w]["second_barrier"] < 0.1 * got[w]["stores"], got
+
