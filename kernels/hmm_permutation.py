@@ -146,7 +146,11 @@ def _tile_as_run(size: int, params: dict) -> dict:
 
 
 def transpose_launch(dtype: str, nbar: int, rows: int, d: int, tile: int, src: str, dst: str) -> Launch:
-    """One diagonal-arrangement transpose: a tile in one round of loads, through shared memory, out."""
+    """One diagonal-arrangement transpose: a tile in one round of loads, through shared memory, out. Each tile ends
+    with the block's warps storing it and a barrier: a store phase the block leaves with its slowest warp's store
+    (``store_barriers``, priced at the probed store wait), which is what makes 32-warp blocks slower than 4- and
+    8-warp ones at the same bytes in flight (bench/results/h200/barrier_waits/: probe.cu's barrier_waits is this
+    loop, a word a thread a round)."""
     e = np.dtype(dtype).itemsize
     tile = fitting_tile(nbar, tile)
     tiles = (nbar // tile) ** 2
@@ -157,7 +161,7 @@ def transpose_launch(dtype: str, nbar: int, rows: int, d: int, tile: int, src: s
                   args=(Array(src), Array(dst), Scalar(nbar, "int32")),
                   accesses=(Access(src, nbar * nbar * e), Access(dst, nbar * nbar * e, write=True)),
                   rounds=per_block * steps, shared_wavefronts=per_block * wavefronts,
-                  shared_rounds=2 * per_block * steps, working=tiles, source=SOURCE)
+                  shared_rounds=2 * per_block * steps, store_barriers=per_block, working=tiles, source=SOURCE)
 
 
 def rowwise_launch(dtype: str, nbar: int, mode: str, threads: int, d: int, src: str, dst: str, index: str,
@@ -170,7 +174,13 @@ def rowwise_launch(dtype: str, nbar: int, mode: str, threads: int, d: int, src: 
     branch between the copies (the PTX: LDG, STS, branch, four times), so no load is issued ahead of the one
     before it, as in the bucketed permutation. A round an iteration: a row of 4096 on 128 threads waits 32 rounds,
     not 8 (on the H100, 2^24 on d = 132 blocks of 128 threads measures 1.57 ms against 0.42 on d = 4224, where the
-    four loads a round priced 0.66)."""
+    four loads a round priced 0.66).
+
+    No ``store_barriers``, though a row ends with the block's stores and a barrier as a transpose's tile does: a
+    row's stores are a loop of four-way unrolled stores of the whole row, not the word a thread that the probe of
+    the store wait measured, and pricing its phase so took the H200's held-out scheduled permutations (three of
+    these and two transposes) from measured / predicted 1.00 to 0.92 (5376 configurations), where the transposes
+    alone went from 9.6 to 6.9 % (2026-11-28)."""
     e = np.dtype(dtype).itemsize
     index_dtype = np.dtype(schedules.narrowest_index_dtype(nbar))
     ie = index_dtype.itemsize

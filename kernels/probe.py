@@ -13,7 +13,9 @@ import time
 
 import numpy as np
 
-from ..costmodel.physical.machine import CURVES, PARAMETERS, Curve, KernelResources, MachineFile, Quantity
+from ..costmodel.physical.launch import harmonic
+from ..costmodel.physical.machine import (CURVES, OPTIONAL_PARAMETERS, PARAMETERS, Curve, KernelResources, MachineFile,
+                                          Quantity)
 
 from .device import cupy, function, launch
 from . import timing
@@ -453,6 +455,25 @@ def barrier_waits(warps: int, steps: int, grid: int, nbytes: int = 1 << 28,
     return rows, times
 
 
+def store_wait(sms: int, warps=(1, 2, 4, 8, 16, 32), repeats: int = 5) -> Quantity:
+    """ns a warp's global store waits on average while every SM streams: ``barrier_waits`` at one round a chunk on
+    a full grid (2048 threads an SM) for each block size, its store phase (every warp's, from the barrier that ends
+    the loads to the warp's stores issued) against the harmonic number of the block's warps, a line whose slope is
+    that mean (a block's warps all leave the phase when its slowest store is taken: they meet the next barrier
+    together). Cycles are turned into time at the clock the launches ran at, their cycles a chunk over their
+    event time a chunk (on the H200 1.43-1.65 GHz against 1.98 spinning: the SMs slow while the memory streams)."""
+    per_repeat = [[] for _ in range(repeats)]
+    for w in warps:
+        grid = sms * min(32, 64 // w)
+        cycles, times = barrier_waits(w, 1, grid, repeats=repeats)
+        chunks_per_block = (1 << 28) // (4 * 32 * w) / grid
+        for r, (c, ms) in enumerate(zip(cycles, times)):
+            ns_per_cycle = ms * 1e6 / chunks_per_block / sum(c.values())
+            per_repeat[r].append(c["stores"] * ns_per_cycle)
+    slopes = [np.polyfit([harmonic(w) for w in warps], phase, 1)[0] for phase in per_repeat]
+    return _summary(slopes, "ns", OPTIONAL_PARAMETERS["store_wait"][1])
+
+
 def flag_round_trip() -> list[float]:
     cp = cupy()
     flags = cp.zeros(64, np.uint32)
@@ -552,12 +573,13 @@ def probe(functions=(), log=lambda message: None) -> MachineFile:
     values.update(block_costs(sms))
     values["atomic_interval"] = _summary(atomic_interval(sms), "ns", PARAMETERS["atomic_interval"][1])
     values["flag_round_trip"] = _summary(flag_round_trip(), "ns", PARAMETERS["flag_round_trip"][1])
+    values["store_wait"] = store_wait(sms)
     values["fma_f32"] = _summary(fma_rate("f32", sms), "GFLOP/s", PARAMETERS["fma_f32"][1])
     values["fma_f64"] = _summary(fma_rate("f64", sms), "GFLOP/s", PARAMETERS["fma_f64"][1])
     for dtype, name in (("f32", "fma_latency"), ("f64", "fma_latency_f64")):
         values[name] = _summary(fma_latency(dtype), "cycle", PARAMETERS[name][1])
     log("probe: launches, flags, arithmetic")
-    ordered = {k: values[k] for k in PARAMETERS}
+    ordered = {k: values[k] for k in (*PARAMETERS, *OPTIONAL_PARAMETERS)}
     return MachineFile(device_name(), ordered, kernel_resources(functions), "probe", notes, curves)
 
 

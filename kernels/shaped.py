@@ -250,7 +250,7 @@ def transpose_plan(count: int, h: int, w: int, itemsize: int) -> Plan:
         args=(Array("a"), Array("out"), Scalar(h, "int32"), Scalar(w, "int32"), Scalar(count, "int64")),
         accesses=(Access("a", nbytes), Access("out", nbytes, write=True)),
         rounds=cdiv(count, 65535) * 2, shared_wavefronts=cdiv(count, 65535) * 32 * max(1, itemsize // 4),
-        source=SOURCE),))
+        store_barriers=cdiv(count, 65535), source=SOURCE),))
 
 
 # -- running ----------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ try:
 except Exception as exc:   # CUDA libraries missing
     pytest.skip(f"no CUDA device ({exc})", allow_module_level=True)
 
-from memtune.costmodel.physical.machine import PARAMETERS, parse  # noqa: E402
+from memtune.costmodel.physical.machine import OPTIONAL_PARAMETERS, PARAMETERS, parse  # noqa: E402
 from memtune.kernels import probe  # noqa: E402
 
 
@@ -34,7 +34,7 @@ def test_probe_runs_in_under_30_seconds_once_compiled_and_round_trips(probed, tm
     assert seconds < 30                              # the README's promise
     again = parse(machine.save(tmp_path / "m.toml").read_text(), "m.toml")
     assert again.values == machine.values and again.kernels == machine.kernels and again.curves == machine.curves
-    assert set(PARAMETERS) <= set(machine.values)
+    assert set(PARAMETERS) | set(OPTIONAL_PARAMETERS) <= set(machine.values)   # a new probe measures them all
 
 
 def test_probed_values_are_physical(probed):
@@ -58,6 +58,7 @@ def test_probed_values_are_physical(probed):
     assert 20 < v["block_launch"] < 1000 and 0 <= v["warp_launch"] < v["block_launch"]   # ns
     assert 0.1 < v["atomic_interval"] < 100                     # ns: one L2 slice, not a round trip per atomic
     assert v["dram_latency"] < v["flag_round_trip"] < 10_000
+    assert 20 < v["store_wait"] < v["dram_latency"] and probed[0].values["store_wait"].spread < 0.2   # ns: a queue
     assert v["fma_f64"] < v["fma_f32"]
     assert 2 <= v["fma_latency"] <= v["fma_latency_f64"] < 64    # cycles: a pipeline's depth, not a memory trip
     # one SM cannot draw the device's bandwidth; a block on every SM draws nearly all of it

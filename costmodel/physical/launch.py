@@ -55,7 +55,7 @@ from typing import Callable
 
 import sympy
 
-from .machine import KernelResources
+from .machine import OPTIONAL_PARAMETERS, KernelResources
 from .shared import counted, idle_cycles
 
 SECTOR = 32
@@ -183,6 +183,8 @@ class Launch:
     barriers: float = 0.0            # barrier intervals of one block: each ends one shared latency after its
                                      # last wavefront (the pipeline drains before the barrier lets go; see
                                      # SharedAccess.after for the other idle)
+    store_barriers: float = 0.0      # barriers of one block that each end a phase of its warps' global stores: the
+                                     # block leaves one when its slowest warp's store is taken (see store_phase_ns)
     flops: float = 0.0               # per block
     chain: float = 0.0               # serial one-way flag hops on the critical path
     walk: TileWalk | None = None     # a two-dimensional look-back's hops, by the tiles running at once
@@ -400,7 +402,7 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
               if launch.tickets else 0.0)                # most launches draw none: priced only where one waits
     wait = (launch.rounds * latency + launch.l2_rounds * machine["walk_l2_latency"] + ahead + launch.tickets * ticket
             + launch.shared_rounds * shared_latency
-            + fma_chain_ns(launch, machine))
+            + fma_chain_ns(launch, machine) + launch.store_barriers * store_phase_ns(launch.warps, machine))
     drain = launch_drain_cycles(launch, machine) / machine["clock"]
     lat = wait + drain + warp_issue
 
@@ -479,6 +481,23 @@ def ticket_bytes(launch: Launch, grid: int, concurrent: int) -> float:
     return min(grid, concurrent) * loads
 
 
+def harmonic(n: int) -> float:
+    """1 + 1/2 + ... + 1/n: the expected maximum of n independent exponential waits, in units of their mean."""
+    return sum(1.0 / k for k in range(1, n + 1))
+
+
+def store_phase_ns(warps: int, machine) -> float:
+    """What a block of ``warps`` warps waits at a barrier after their global stores beyond what one warp's own
+    store waits: the slowest of its warps' waits, each a queue's (exponential, of mean ``store_wait``, measured on a
+    full grid), less the one a single warp waits (which the plan's shared round before the store holds). On the
+    H200 (bench/results/h200/barrier_waits/) the phase of blocks of 1-32 warps streaming a copy through shared
+    memory, one word a thread, follows 137.7 ns x H(warps) - 64 within 13 ns; every warp of a block leaves it
+    together (the barrier after it waits 3-4 ns), and the barrier before it, after the loads, does not wait at all
+    (1 ns: a block's loads come back together), so no spread of load latencies is priced. 0 where the machine file
+    has no ``store_wait``."""
+    return machine.measured("store_wait") * (harmonic(warps) - 1)
+
+
 def round_latency(served: Served, machine) -> float:
     """ns of one dependent round: the probed walk's round (a warp's coalesced load through the L1, then its add
     and store), from DRAM where the launch reads any byte from it, else from the L2. A kernel waits on loads
@@ -499,6 +518,7 @@ def resident(launch: Launch, concurrent: int) -> tuple[Launch, int]:
                    ahead_l2_rounds=launch.ahead_l2_rounds * k, tickets=launch.tickets * k,
                    shared_wavefronts=launch.shared_wavefronts * k, shared_rounds=launch.shared_rounds * k,
                    fma_chain=launch.fma_chain * k, barriers=launch.barriers * k, flops=launch.flops * k,
+                   store_barriers=launch.store_barriers * k,
                    atomics=launch.atomics * k), launch.blocks - concurrent
 
 
@@ -591,12 +611,12 @@ def device_ns(times: list[LaunchTime], machine) -> float:
 
 
 # -- the symbolic form ----------------------------------------------------------------------------
-BETA, BETA2, LAT, LAT2, HOP, GAP, HOST, SIGMA, PHI, PHI64, BLOCK, WARP, ATOMIC, FMA, FMA64 = sympy.symbols(
-    "beta beta_L2 L L_2 h lambda_gap lambda_host sigma phi phi_64 b_0 b_w a l_fma l_fma64", positive=True)
+BETA, BETA2, LAT, LAT2, HOP, GAP, HOST, SIGMA, PHI, PHI64, BLOCK, WARP, ATOMIC, FMA, FMA64, STORE = sympy.symbols(
+    "beta beta_L2 L L_2 h lambda_gap lambda_host sigma phi phi_64 b_0 b_w a l_fma l_fma64 mu_s", positive=True)
 SYMBOL_PARAMETERS = {BETA: "copy_bandwidth", BETA2: "l2_bandwidth", LAT: "walk_dram_latency", LAT2: "walk_l2_latency",
                      HOP: "flag_round_trip", GAP: "launch_gap", HOST: "launch_overhead", SIGMA: "clock",
                      PHI: "fma_f32", PHI64: "fma_f64", BLOCK: "block_launch", WARP: "warp_launch",
-                     ATOMIC: "atomic_interval", FMA: "fma_latency", FMA64: "fma_latency_f64"}
+                     ATOMIC: "atomic_interval", FMA: "fma_latency", FMA64: "fma_latency_f64", STORE: "store_wait"}
 SYMBOL_MEANING = {BETA: "copy bandwidth (bytes/ns)", BETA2: "L2 bandwidth (bytes/ns)",
                   LAT: "a dependent round from DRAM (ns)", LAT2: "a dependent round from the L2 (ns)",
                   HOP: "flag round trip (ns)", GAP: "launch gap (us)",
@@ -604,11 +624,13 @@ SYMBOL_MEANING = {BETA: "copy bandwidth (bytes/ns)", BETA2: "L2 bandwidth (bytes
                   PHI: "float32 FMA rate (GFLOP/s = flop/ns)", PHI64: "float64 FMA rate (flop/ns)",
                   BLOCK: "SM time per block (ns)", WARP: "SM time per block per warp (ns)",
                   ATOMIC: "same-address atomic interval (ns)", FMA: "dependent float32 FMA latency (cycles)",
-                  FMA64: "dependent float64 FMA latency (cycles)"}
+                  FMA64: "dependent float64 FMA latency (cycles)",
+                  STORE: "mean wait of a warp's global store under load (ns; 0 where not measured)"}
 
 
 def symbol_values(machine) -> dict:
-    return {s: machine[name] for s, name in SYMBOL_PARAMETERS.items()}
+    return {s: machine.measured(name) if name in OPTIONAL_PARAMETERS else machine[name]
+            for s, name in SYMBOL_PARAMETERS.items()}
 
 
 def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
@@ -630,8 +652,9 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
                   + sympy.nsimplify(wavefronts / launch.warps)) * sympy.Max(1, FMA / max(1, launch.chains)) / SIGMA
     ahead = sympy.Max(0, sympy.nsimplify(launch.ahead_l2_rounds) * LAT2 - warp_issue) if launch.ahead_l2_rounds else 0
     ticket = sympy.Max(LAT2, sympy.nsimplify(ticket_bytes(launch, grid, concurrent)) / BETA2) if launch.tickets else 0
+    stores = sympy.nsimplify(launch.store_barriers * (harmonic(launch.warps) - 1)) * STORE if launch.store_barriers else 0
     wait = (sympy.nsimplify(launch.rounds) * lat_sym + ahead + sympy.nsimplify(launch.l2_rounds) * LAT2
-            + sympy.nsimplify(launch.tickets) * ticket + shared_lat + fma_lat)
+            + sympy.nsimplify(launch.tickets) * ticket + shared_lat + fma_lat + stores)
     lat = wait + drain + warp_issue
     b = t.blocks_per_sm
 

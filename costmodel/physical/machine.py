@@ -133,6 +133,16 @@ PARAMETERS = {
 }
 
 
+# Parameters a machine file may lack (probed since some machine files were written): where one is absent, the term
+# that uses it is left out of that machine's predictions (``MachineFile.measured``), and `memtune probe` adds it.
+OPTIONAL_PARAMETERS = {
+    "store_wait": ("ns", "mean wait of a warp's global store while every SM streams: the slope of a block's store phase "
+                         "(from the barrier that ends its loads to its last warp's stores) against the harmonic number "
+                         "of its 1-32 warps, full occupancy (probe.cu's barrier_waits), clock64 cycles at the clock the "
+                         "launches ran at"),
+}
+
+
 @dataclass(frozen=True)
 class MachineFile:
     device: str
@@ -185,6 +195,11 @@ class MachineFile:
         if name not in self.values:
             raise MachineFileError(f"machine file of {self.device}: no parameter {name!r}; run `memtune probe`")
         return self.values[name].value
+
+    def measured(self, name: str) -> float:
+        """An ``OPTIONAL_PARAMETERS`` value, 0 where this machine file does not have it (its term left out)."""
+        q = self.values.get(name)
+        return q.value if q is not None else 0.0
 
     def resources(self, function: str) -> KernelResources | None:
         return self.kernels.get(function)
