@@ -176,11 +176,12 @@ def rowwise_launch(dtype: str, nbar: int, mode: str, threads: int, d: int, src: 
     not 8 (on the H100, 2^24 on d = 132 blocks of 128 threads measures 1.57 ms against 0.42 on d = 4224, where the
     four loads a round priced 0.66).
 
-    No ``store_barriers``, though a row ends with the block's stores and a barrier as a transpose's tile does: a
-    row's stores are a loop of four-way unrolled stores of the whole row, not the word a thread that the probe of
-    the store wait measured, and pricing its phase so took the H200's held-out scheduled permutations (three of
-    these and two transposes) from measured / predicted 1.00 to 0.92 (5376 configurations), where the transposes
-    alone went from 9.6 to 6.9 % (2026-11-28)."""
+    No ``store_barriers``, though a row ends with the block's stores and a barrier as a transpose's tile does: pricing
+    its phase so was tried and not kept. It took the H200's held-out scheduled permutations (three of these and two
+    transposes) from measured / predicted 1.00 to 0.92 (5376 configurations), where the transposes alone went from
+    9.6 to 6.9 % (2026-11-28). Why a row's phase does not show the wait is not measured: its stores are a loop over
+    the whole row (8-32 a thread, four-way unrolled), not the word or two a thread a step of the probe and the
+    transposes."""
     e = np.dtype(dtype).itemsize
     index_dtype = np.dtype(schedules.narrowest_index_dtype(nbar))
     ie = index_dtype.itemsize

@@ -455,7 +455,7 @@ def barrier_waits(warps: int, steps: int, grid: int, nbytes: int = 1 << 28,
     return rows, times
 
 
-def store_wait(sms: int, warps=(1, 2, 4, 8, 16, 32), repeats: int = 5) -> Quantity:
+def store_wait(sms: int, warps=(1, 2, 4, 8, 16, 32), nbytes: int = 1 << 28, repeats: int = 5) -> Quantity:
     """ns a warp's global store waits on average while every SM streams: ``barrier_waits`` at one round a chunk on
     a full grid (2048 threads an SM) for each block size, its store phase (every warp's, from the barrier that ends
     the loads to the warp's stores issued) against the harmonic number of the block's warps, a line whose slope is
@@ -465,8 +465,8 @@ def store_wait(sms: int, warps=(1, 2, 4, 8, 16, 32), repeats: int = 5) -> Quanti
     per_repeat = [[] for _ in range(repeats)]
     for w in warps:
         grid = sms * min(32, 64 // w)
-        cycles, times = barrier_waits(w, 1, grid, repeats=repeats)
-        chunks_per_block = (1 << 28) // (4 * 32 * w) / grid
+        cycles, times = barrier_waits(w, 1, grid, nbytes, repeats)
+        chunks_per_block = nbytes // (4 * 32 * w) / grid
         for r, (c, ms) in enumerate(zip(cycles, times)):
             ns_per_cycle = ms * 1e6 / chunks_per_block / sum(c.values())
             per_repeat[r].append(c["stores"] * ns_per_cycle)

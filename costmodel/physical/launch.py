@@ -492,7 +492,7 @@ def store_phase_ns(warps: int, machine) -> float:
     full grid), less the one a single warp waits (which the plan's shared round before the store holds). On the
     H200 (bench/results/h200/barrier_waits/) the phase of blocks of 1-32 warps streaming a copy through shared
     memory, one word a thread, follows 137.7 ns x H(warps) - 64 within 13 ns; every warp of a block leaves it
-    together (the barrier after it waits 3-4 ns), and the barrier before it, after the loads, does not wait at all
+    together (the barrier after it waits 7-8 ns), and the barrier before it, after the loads, does not wait at all
     (1 ns: a block's loads come back together), so no spread of load latencies is priced. 0 where the machine file
     has no ``store_wait``."""
     return machine.measured("store_wait") * (harmonic(warps) - 1)
