@@ -10,19 +10,11 @@ and one block alone. Medians of five launches, written as JSON.
 
     python bench/barrier_waits.py OUT.json
 """
-import argparse
-import json
 import statistics
-from pathlib import Path
 
-from memtune.kernels import probe
-from memtune.kernels.timing import Device
+from common import probe_bench
 
-parser = argparse.ArgumentParser(description=__doc__)
-parser.add_argument("out", type=Path)
-args = parser.parse_args()
-sms = int(probe.attributes()["sms"].value)
-clock = statistics.median(probe.clock_ghz())
+probe, sms, clock, save = probe_bench(__doc__)
 rows = []
 for warps in (1, 2, 4, 8, 16, 32):
     for steps in sorted({1, 32 // warps}):
@@ -36,5 +28,4 @@ for warps in (1, 2, 4, 8, 16, 32):
             rows.append(row)
             print(f"{warps:2d} warps, {steps:2d} steps, grid {grid:5d}: {row['gbps']:7.1f} GB/s; "
                   + "; ".join(f"{k} {v:7.1f} ns" for k, v in ns.items()), flush=True)
-args.out.write_text(json.dumps({"device": Device.current().name, "sms": sms, "clock_ghz": clock, "rows": rows},
-                               indent=1))
+save(rows)

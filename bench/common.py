@@ -35,6 +35,28 @@ def setup(doc: str, repeats: int = 20, extra=None, on_cpu=None):
     return args, out
 
 
+def probe_bench(doc: str):
+    """A probe benchmark's set-up (``loaded_rounds.py``, ``barrier_waits.py``): its one argument, the JSON file it
+    writes; returns (the probe module, the SM count, the probed clock in GHz, ``save(rows, **extra)``), ``save``
+    writing the device, SMs and clock before ``extra`` and the rows."""
+    import json
+    import statistics
+
+    from memtune.kernels import probe
+    from memtune.kernels.timing import Device
+
+    parser = argparse.ArgumentParser(description=doc)
+    parser.add_argument("out", type=Path)
+    out = parser.parse_args().out
+    sms = int(probe.attributes()["sms"].value)
+    clock = statistics.median(probe.clock_ghz())
+
+    def save(rows, **extra):
+        out.write_text(json.dumps({"device": Device.current().name, "sms": sms, "clock_ghz": clock, **extra,
+                                   "rows": rows}, indent=1))
+    return probe, sms, clock, save
+
+
 def read_rows(path) -> list[list[str]]:
     """A table's CSV as text rows (the header first), for edits that leave every other row byte for byte."""
     with open(path, newline="") as f:

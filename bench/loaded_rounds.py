@@ -9,19 +9,11 @@ stored, shows what of it the stores before the barrier make. Medians of five lau
 
     python bench/loaded_rounds.py OUT.json
 """
-import argparse
-import json
 import statistics
-from pathlib import Path
 
-from memtune.kernels import probe
-from memtune.kernels.timing import Device
+from common import probe_bench
 
-parser = argparse.ArgumentParser(description=__doc__)
-parser.add_argument("out", type=Path)
-args = parser.parse_args()
-sms = int(probe.attributes()["sms"].value)
-clock = statistics.median(probe.clock_ghz())
+probe, sms, clock, save = probe_bench(__doc__)
 nbytes = 1 << 28
 rows = []
 for write in (True, False):
@@ -38,5 +30,4 @@ for write in (True, False):
             print(f"{'copy' if write else 'read'} {threads:4d} threads, grid {grid:5d}: {row['copy']['gbps']:7.1f} GB/s; "
                   + "; ".join(f"{m} {row[m]['ns']:7.1f} ns ({row[m]['gbps']:7.1f} GB/s)" for m in list(probe.LOADED_MODES)[1:]),
                   flush=True)
-args.out.write_text(json.dumps({"device": Device.current().name, "sms": sms, "clock_ghz": clock, "bytes": nbytes,
-                                "rows": rows}, indent=1))
+save(rows, bytes=nbytes)
