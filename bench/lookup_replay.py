@@ -57,7 +57,9 @@ GRIDS = [("H100", "h100/offladder/noticket_after", ("prefix_sums",), 0),
          ("H100", "h100/offladder/sat_orders", ("sat",), 0),
          ("H200", "h200/offladder/sat_orders", ("sat",), 0),
          ("H200", "h200/offladder/fresh_1128", ("prefix_sums", "sum", "sat", "transpose", "permutation", "conv", "matmul"), 0),
-         ("H200", "h200/offladder/ticket_heldout", ("prefix_sums", "sat"), 0)]
+         ("H200", "h200/offladder/ticket_heldout", ("prefix_sums", "sat"), 0),
+         ("H200", "h200/offladder/transpose_heldout", ("transpose",), 0),
+         ("H200", "h200/offladder/store_heldout", ("sat", "permutation"), 0)]
 LADDER_FAMILIES = ("prefix_sums", "sum", "sat", "transpose", "permutation")
 WITHIN = 1.05
 
