@@ -402,7 +402,8 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
               if launch.tickets else 0.0)                # most launches draw none: priced only where one waits
     wait = (launch.rounds * latency + launch.l2_rounds * machine["walk_l2_latency"] + ahead + launch.tickets * ticket
             + launch.shared_rounds * shared_latency
-            + fma_chain_ns(launch, machine) + launch.store_barriers * store_phase_ns(launch.warps, machine))
+            + fma_chain_ns(launch, machine)
+            + (launch.store_barriers * store_phase_ns(launch.warps, machine) if launch.store_barriers else 0.0))
     drain = launch_drain_cycles(launch, machine) / machine["clock"]
     lat = wait + drain + warp_issue
 
