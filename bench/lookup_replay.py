@@ -7,8 +7,9 @@ lookup's on the shipped table, scored by the grid's time of it over the grid's b
 each family's ladder point in turn is dropped from the shipped table and its trials, and the lookup answers it from
 the points either side (4x apart for the 1-D families, 2x in side for the 2-D ones, so twice the reach of an
 off-ladder size), scored by the dropped trials (an answer they did not measure is counted apart, not as a hit).
-The shaped kernels' block shapes alike: the shaped off-ladder check's requests (``offladder/shaped``, every shape
-measured) answered again, and each shaped ladder request left out and answered from the others.
+The shaped kernels' block shapes alike: the shaped off-ladder checks' requests (``offladder/shaped`` and the later
+sets of :data:`SHAPED_RUNS`, every shape measured) answered again, and each shaped ladder request left out and
+answered from the others.
 
 Run: ``python bench/lookup_replay.py [--out DIR] [--no-ladder]`` (about 8 minutes on two cores; ``--no-ladder``:
 the grids alone, under a minute). Writes ``lookup_replay.json``: each case's answer and ratio, and each set's
@@ -29,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from memtune import tuner  # noqa: E402
-from offladder import answer_ms  # noqa: E402  (bench/offladder.py, importable without a GPU)
+from offladder import SHAPED_CASES, answer_ms  # noqa: E402  (bench/offladder.py, importable without a GPU)
 from memtune.tuner.family import family_problem  # noqa: E402
 
 TABLES = {"H100": ROOT / "tuner/tables/nvidia-h100-80gb-hbm3.csv", "H200": ROOT / "tuner/tables/nvidia-h200.csv"}
@@ -59,7 +60,10 @@ GRIDS = [("H100", "h100/offladder/noticket_after", ("prefix_sums",), 0),
          ("H200", "h200/offladder/fresh_1128", ("prefix_sums", "sum", "sat", "transpose", "permutation", "conv", "matmul"), 0),
          ("H200", "h200/offladder/ticket_heldout", ("prefix_sums", "sat"), 0),
          ("H200", "h200/offladder/transpose_heldout", ("transpose",), 0),
-         ("H200", "h200/offladder/store_heldout", ("sat", "permutation"), 0)]
+         ("H200", "h200/offladder/store_heldout", ("sat", "permutation"), 0),
+         ("H200", "h200/offladder/fresh_1128b", ("prefix_sums", "sum", "sat", "transpose", "permutation", "conv"), 0),
+         ("H200", "h200/offladder/fresh_1128b/matmul", ("matmul",), 0)]
+SHAPED_RUNS = ("shaped", "shaped_fresh_1128")    # the shaped checks, each a folder of its answers and its shapes
 LADDER_FAMILIES = ("prefix_sums", "sum", "sat", "transpose", "permutation")
 WITHIN = 1.05
 
@@ -103,21 +107,34 @@ def left_out(device: str, table, model) -> list[dict]:
 
 
 def shaped_off_ladder(device: str, table, model) -> list[dict]:
-    """The shaped off-ladder check's requests (``offladder/shaped``, every block shape measured), answered again."""
-    from offladder import SHAPED_CASES
-
-    from memtune.kernels.shaped import ShapeChoice
+    """The shaped off-ladder checks' requests (``offladder/<run>`` of :data:`SHAPED_RUNS`, every block shape
+    measured), answered again."""
     from memtune.tuner import shaped_tables
 
-    run = f"{device.lower()}/offladder/shaped"
-    checked = {row["request"]: row["shapes_ms"]
-               for row in json.loads((RESULTS / run / "shaped_offladder.json").read_text())["rows"]}
     out = []
-    for choice in (ShapeChoice(*case) for case in SHAPED_CASES):
-        answer = shaped_tables.answer(choice, device, [table], model)
-        out.append({"set": run, "request": choice.describe(), "answer": answer.params,
-                    "ratio": _shape_ratio(checked[choice.describe()], answer.params)})
+    for name in SHAPED_RUNS:
+        run = f"{device.lower()}/offladder/{name}"
+        if not (RESULTS / run / "shaped_offladder.json").exists():
+            continue
+        checked = {row["request"]: row["shapes_ms"]
+                   for row in json.loads((RESULTS / run / "shaped_offladder.json").read_text())["rows"]}
+        for choice in _shaped_requests(RESULTS / run):
+            if choice.describe() not in checked:       # a request whose shapes the run did not reach
+                continue
+            answer = shaped_tables.answer(choice, device, [table], model)
+            out.append({"set": run, "request": choice.describe(), "answer": answer.params,
+                        "ratio": _shape_ratio(checked[choice.describe()], answer.params)})
     return out
+
+
+def _shaped_requests(folder: Path) -> list:
+    """A shaped check's requests: as its answers file names them, or (written before it did) the built-in cases."""
+    from memtune.kernels.shaped import ShapeChoice
+
+    answered = json.loads((folder / "shaped_answers.json").read_text())
+    if all("choice" in a for a in answered):
+        return [ShapeChoice(*a["choice"]) for a in answered]
+    return [ShapeChoice(*case) for case in SHAPED_CASES]
 
 
 def shaped_left_out(device: str, table, model) -> list[dict]:

@@ -13,7 +13,8 @@ DEVICE``, on the CPU: only the answers, with the configuration DEVICE's model ra
 ``--shaped``: the same check for the shaped kernels' block shapes (:mod:`memtune.tuner.shaped_tables`) at
 requests its ladder does not hold: the table's answer is written first (``shaped_answers.json``), then every
 block shape of each request is measured round-robin over ``--rounds`` rounds, each a median of ``--repeats``
-(``shaped_offladder.json``: the answer's time over the best's).
+(``shaped_offladder.json``: the answer's time over the best's); ``--shaped-case`` gives requests of one's own, and
+``--answers-only DEVICE`` writes only the answers, to commit first.
 
 A grid's minimum over hundreds of noisy medians is biased low (the luckiest of them), and at a few
 microseconds 5 % is below one run's jitter. ``--recheck DIR`` measures again, in one process, the answer
@@ -26,6 +27,7 @@ re-measured one side by side, and the model's pick's re-measured ratio.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -33,6 +35,7 @@ import pandas as pd
 from common import setup
 
 from memtune import tuner
+from memtune.costmodel.errors import ParameterError
 from memtune.tuner import TrialFailed
 from memtune.tuner.family import family_problem
 from memtune.kernels.timing import round_robin
@@ -185,20 +188,56 @@ SHAPED_CASES = [("tiles", 1, 720, 1280, "uint8", "int32", "satpad"), ("tiles", 1
                 ("strips", 1, 30000, 24, "int32", "int64", "coltotal")]
 
 
-def shaped_check(table, device: str, out: Path, rounds: int, repeats: int) -> None:
-    """The table's answer at each of :data:`SHAPED_CASES` (written first) against every block shape, re-measured
-    round-robin."""
+def own_cases(given) -> list[tuple[str, int, dict]]:
+    """The ``--case`` triples (family, size, case as JSON) as (family, size, case)."""
+    out = []
+    for family, size, case in given:
+        if not size.isdigit():
+            raise ParameterError("case", f"SIZE is a whole number, got {size!r}")
+        try:
+            out.append((family, int(size), json.loads(case)))
+        except json.JSONDecodeError:
+            raise ParameterError("case", f"CASE is JSON such as '{{\"v\": 1}}', got {case!r}") from None
+    return out
+
+
+def shaped_choices(own) -> list:
+    """The requests of ``--shaped-case`` (kind, images, h, w, src, dst, mode as strings), else :data:`SHAPED_CASES`;
+    none may be on the shaped ladder."""
+    from memtune.kernels.shaped import ShapeChoice
+    from memtune.tuner.shaped_tables import LADDER
+
+    def count(text: str) -> int:
+        if not text.isdigit():
+            raise ParameterError("shaped-case", f"IMAGES, H and W are whole numbers, got {text!r}")
+        return int(text)
+
+    cases = [(k, count(i), count(h), count(w), s, d, m) for k, i, h, w, s, d, m in own] if own else SHAPED_CASES
+    choices = [ShapeChoice(*c) for c in cases]
+    ladder = set(LADDER)
+    recorded = [c.describe() for c in choices if c in ladder]
+    if recorded:
+        raise ParameterError("shaped-case", "a request is on the shaped ladder: " + ", ".join(recorded))
+    return choices
+
+
+def shaped_check(table, device: str, out: Path, rounds: int, repeats: int, choices: list,
+                 answers_only: bool = False) -> None:
+    """The table's answer at each of ``choices`` (written first; with ``answers_only``, alone) against every block
+    shape, re-measured round-robin."""
+    import dataclasses
+
     import numpy as np
 
     from memtune.kernels import shaped
     from memtune.kernels.timing import time_call
     from memtune.tuner import shaped_tables as st
 
-    choices = [shaped.ShapeChoice(*c) for c in SHAPED_CASES]
-    assert not set(choices) & set(st.LADDER), "a case is on the ladder"
     answered = [(c, st.answer(c, device, [table])) for c in choices]
-    (out / "shaped_answers.json").write_text(json.dumps([{"request": c.describe(), **a.to_dict()} for c, a in answered],
-                                                        indent=1))
+    (out / "shaped_answers.json").write_text(json.dumps(
+        [{"request": c.describe(), "choice": dataclasses.astuple(c), **a.to_dict()} for c, a in answered], indent=1))
+    if answers_only:
+        return
     rows = []
     for choice, answer in answered:
         a, want = st.sample(choice, 0)
@@ -233,6 +272,10 @@ def main() -> None:
                        help="a case of one's own instead of CASES: the family, its size (a 2-D family's side "
                             "squared) and its case as JSON, e.g. conv 2250000 '{\"v\": 1}'")
         p.add_argument("--shaped", action="store_true", help="the shaped kernels' block shapes instead of the families")
+        p.add_argument("--shaped-case", nargs=7, action="append",
+                       metavar=("KIND", "IMAGES", "H", "W", "SRC", "DST", "MODE"),
+                       help="with --shaped, a request of one's own instead of SHAPED_CASES, e.g. tiles 1 1080 1920 "
+                            "uint8 int32 satpad")
         p.add_argument("--answers-only", metavar="DEVICE",
                        help="no GPU: write the answers (and the model's first) for DEVICE, to commit before the grids")
 
@@ -246,8 +289,9 @@ def main() -> None:
     device = args.answers_only or Device.current().name
     table = tuner.LookupTable.read(args.table, must_exist=True)
     if args.shaped:
-        return shaped_check(table, device, out, args.rounds, args.repeats)
-    own = [(family, int(size), json.loads(case)) for family, size, case in args.case or ()]
+        return shaped_check(table, device, out, args.rounds, args.repeats, shaped_choices(args.shaped_case),
+                            bool(args.answers_only))
+    own = own_cases(args.case or ())
     cases = [c for c in (own or CASES) if not args.family or c[0] in args.family]
     answered = answers(table, device, cases)
     (out / "offladder_answers.json").write_text(json.dumps(answered, indent=1))
@@ -276,4 +320,8 @@ def write_verdicts(answered: list[dict], frame, device: str, table: str, out: Pa
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except ParameterError as exc:                  # a bad case or request: one line, exit 2
+        sys.stderr.write(f"offladder.py: {exc}\n")
+        raise SystemExit(2) from None

@@ -130,3 +130,57 @@ def test_the_offladder_verdicts_score_each_measured_answer_and_leave_out_a_grid_
     (row,) = offladder.verdicts(answered, frame)
     assert (row["size"], row["configurations"], row["within_5pct"]) == (1000, 2, False)
     assert row["ratio"] == pytest.approx(1.1) and row["best"]["params"] == {"d": 264, "threads": 256}
+
+
+def test_a_shaped_check_of_ones_own_requests_writes_them_first_and_the_replay_scores_those(tmp_path):
+    """`--shaped-case` requests, answered on the CPU (`--answers-only`), name themselves in the answers file; the
+    replay reads them back from it (not the built-in cases) and scores the answer by that run's measured shapes:
+    the answered shape at 0.0120 ms against a fastest of 0.0100 is 1.2. A request on the shaped ladder, or with a side
+    that is not a number, is refused."""
+    import json
+
+    from memtune.costmodel.errors import ParameterError
+    from memtune.tuner import LookupTable, load_model
+
+    offladder, replay = _load("offladder"), _load("lookup_replay")
+    own = [("tiles", "1", "1200", "1600", "float32", "float32", "sat"),
+           ("strips", "1", "60000", "20", "float64", "float64", "coltotal")]
+    choices = offladder.shaped_choices(own)
+    assert [c.describe() for c in choices] == ["tiles sat 1x1200x1600 float32->float32",
+                                               "strips coltotal 1x60000x20 float64->float64"]
+    with pytest.raises(ParameterError, match="shaped-case"):
+        offladder.shaped_choices([("tiles", "1", "1080", "1920", "float32", "float32", "sat")])
+    with pytest.raises(ParameterError, match="whole numbers, got 'x'"):
+        offladder.shaped_choices([("tiles", "1", "10", "x", "float32", "float32", "sat")])
+    device = "NVIDIA H200"
+    table = LookupTable.read(ROOT / "tuner/tables/nvidia-h200.csv")
+    offladder.shaped_check(table, device, tmp_path, 1, 1, choices, answers_only=True)
+    assert not (tmp_path / "shaped_offladder.json").exists()
+    answered = json.loads((tmp_path / "shaped_answers.json").read_text())
+    assert [tuple(a["choice"]) for a in answered] == [(k, int(i), int(h), int(w), s, d, m) for k, i, h, w, s, d, m in own]
+    assert replay._shaped_requests(tmp_path) == choices
+    first = answered[0]["params"]
+    times = {json.dumps(p, sort_keys=True): 0.0120 if p == first else 0.0100 for p in choices[0].points()}
+    run = tmp_path / "h200" / "offladder" / "shaped_fresh_1128"
+    run.mkdir(parents=True)
+    (run / "shaped_answers.json").write_text(json.dumps(answered[:1]))
+    (run / "shaped_offladder.json").write_text(json.dumps({"rows": [{"request": choices[0].describe(),
+                                                                      "shapes_ms": times}]}))
+    replay.RESULTS = tmp_path
+    (case,) = replay.shaped_off_ladder("H200", table, load_model(device))
+    assert case["set"] == "h200/offladder/shaped_fresh_1128" and case["answer"] == first
+    assert case["ratio"] == pytest.approx(1.2)
+
+
+def test_the_offladder_cases_of_ones_own_are_read_or_refused_in_one_line():
+    """`--case conv 2250000 '{"v": 1}'` is (conv, 2250000, {"v": 1}); a size that is not a whole number or a case
+    that is not JSON is a ParameterError naming `case` (the script's one line, exit 2)."""
+    from memtune.costmodel.errors import ParameterError
+
+    offladder = _load("offladder")
+    assert offladder.own_cases([("conv", "2250000", '{"v": 1}'), ("sum", "7", "{}")]) == \
+        [("conv", 2250000, {"v": 1}), ("sum", 7, {})]
+    with pytest.raises(ParameterError, match="case: SIZE is a whole number, got '10x'"):
+        offladder.own_cases([("sum", "10x", "{}")])
+    with pytest.raises(ParameterError, match="case: CASE is JSON"):
+        offladder.own_cases([("sum", "10", "{v:1}")])
