@@ -182,7 +182,12 @@ def strips_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warp
     reads of every chunk queued behind each other: on the H100 the strips took 1.37x as long (median of 105
     shapes and problems, 0.58-1.20; bench/results/h100/strips_lookback.json), float32 and float64 alike.
     So a chunk's dependent rounds are its loads, its stores and, below an image's first strip, that read
-    (the block waits at the barrier after it); the strips' hops down the image are the chain."""
+    (the block waits at the barrier after it). A strip publishes its chunk's column sums before it looks back
+    and stops at the first strip above that holds its prefix (``look_back_strips``): strips of one chunk are a
+    tile walk, and an image of more of them than run at once advances at the walk's steady rate
+    (:meth:`TileWalk.steady_hops`); strips of several chunks meet a hop a strip, as before. Priced a hop a strip
+    however many (before 2026-11-28), the H200's column sums of 65536 x 64 were predicted at 5-7x their time and
+    200000 x 8 (recorded after) at 8.6x."""
     check_elements(images * (h + 1) * (w + 1))
     per_image = cdiv(h, warps * rows)
     strips, chunks = images * per_image, cdiv(w, CHUNK)
@@ -197,7 +202,7 @@ def strips_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warp
               Array("counter"), Array("status"), epoch_argument()),
         accesses=(Access("a", n * ein), Access("status", 2 * status), Access("out", written * eout, write=True)),
         rounds=(2 + (per_image > 1)) * chunks, shared_wavefronts=chunks * (shuffles + 2 * 4 * warps) * max(1, eout // 4),
-        chain=min(per_image, strips) - 1, atomics=1, source=SOURCE),))
+        walk=TileWalk(1, per_image, 1, lines=images, in_turn=chunks > 1), atomics=1, source=SOURCE),))
 
 
 def tiles_plan(images: int, h: int, w: int, src: str, dst: str, mode: str, warps: int, rows: int,

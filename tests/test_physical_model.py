@@ -395,6 +395,30 @@ def test_a_tile_walk_passes_only_the_tiles_still_running():
         assert launch.walk.hops(running) < launch.walk.hops(10 ** 6)
 
 
+def test_a_column_longer_than_the_blocks_running_advances_at_the_walks_steady_rate():
+    """A column of 3125 tiles on 264 blocks: k^2 = 264, so it advances sqrt(264) = 16.25 tiles a round trip and
+    its tiles take 2 x 3125 / 16.25 = 384.7 one-way hops (two such columns 769.3), where a hop a tile was 3124; a
+    column of tiles that all run at once keeps the last tile's walk (63 tiles up, one a pass: 11 passes, 22 hops).
+    Blocks that walk several chunks in turn meet a hop a block, long or short (3124, 63). The H200's column sums of
+    200000 x 8 float32 (one chunk) in strips of 8 warps x 8 rows: 3125 strips, 2 blocks an SM (264 running), 384.7 x
+    404.45 / 2 = 77.79 us of hops, and 0.0977 ms in all, as `offladder/shaped_fresh_1128` measured it (0.0977 ms);
+    its 1080 x 1920 column sums walk 15 chunks a strip: 17 strips, 16 hops."""
+    assert L.TileWalk(1, 3125, 1).hops(264) == pytest.approx(2 * 3125 / math.sqrt(264))
+    assert L.TileWalk(1, 3125, 1).hops(264) == pytest.approx(384.66, abs=0.01)
+    assert L.TileWalk(1, 3125, 1, lines=2).hops(264) == pytest.approx(769.32, abs=0.01)
+    assert L.TileWalk(1, 64, 1).hops(264) == 22
+    assert [L.TileWalk(1, d, 1, in_turn=True).hops(264) for d in (3125, 64)] == [3124, 63]
+    wide = kernels.shaped.ShapeChoice("strips", 1, 1080, 1920, "float32", "float32", "coltotal").plan({"warps": 8, "rows": 8})
+    assert wide.launches[0].walk == L.TileWalk(1, 17, 1, lines=1, in_turn=True)
+    h200 = physical.load("H200")
+    choice = kernels.shaped.ShapeChoice("strips", 1, 200000, 8, "float32", "float32", "coltotal")
+    plan = choice.plan({"warps": 8, "rows": 8})
+    assert plan.launches[0].walk == L.TileWalk(1, 3125, 1, lines=1, in_turn=False)
+    t = L.plan_times(plan, h200)[0]
+    assert (t.blocks_per_sm, t.chain_ns) == (2, pytest.approx(77787.4, abs=0.5))
+    assert choice.predict_ms(h200, {"warps": 8, "rows": 8}) == pytest.approx(0.0977, rel=0.05)
+
+
 def test_a_tile_walk_along_the_diagonals_passes_a_diagonal_back_a_step():
     """64 rows of 32 tiles dealt along the anti-diagonals (32 tiles each once full), 8 rows a pass up, 4 tiles a pass
     left: 528 running span ceil(528 / 32) + 1 = 18 diagonals, so the last tile's walk passes 17 rows up (3 passes:

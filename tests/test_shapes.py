@@ -339,8 +339,10 @@ def test_every_shaped_launch_has_its_compiled_resources_in_each_shipped_machine_
 
 def test_a_strip_below_its_images_first_waits_a_round_a_chunk_for_the_look_back():
     """Loads and stores a chunk, and below the first strip of an image the read of the strips above (700 columns:
-    6 chunks of 128; 1000 rows in strips of 8 x 4 = 32 rows: 32 strips an image, 31 hops down it)."""
+    6 chunks of 128; 1000 rows in strips of 8 x 4 = 32 rows: 32 strips an image, 31 hops down it, walking its
+    chunks in turn however many blocks run)."""
     tall = shaped.strips_plan(1, 1000, 700, "float32", "float32", "sat", 8, 4).launches[-1]
-    assert (tall.rounds, tall.chain, tall.blocks) == (18, 31, 32)
+    assert (tall.rounds, tall.chain, tall.blocks) == (18, 0, 32)
+    assert [tall.walk.hops(running) for running in (16, 10 ** 6)] == [31, 31]
     flat = shaped.strips_plan(5, 32, 700, "float32", "float32", "sat", 8, 4).launches[-1]
-    assert (flat.rounds, flat.chain, flat.blocks) == (12, 0, 5)
+    assert (flat.rounds, flat.chain, flat.blocks, flat.walk.hops(10 ** 6)) == (12, 0, 5, 0)
