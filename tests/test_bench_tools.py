@@ -184,3 +184,23 @@ def test_the_offladder_cases_of_ones_own_are_read_or_refused_in_one_line():
         offladder.own_cases([("sum", "10x", "{}")])
     with pytest.raises(ParameterError, match="case: CASE is JSON"):
         offladder.own_cases([("sum", "10", "{v:1}")])
+
+
+def test_sass_mix_counts_each_opcode_once_by_the_pipe_that_executes_it():
+    mix = _load("sass_mix")
+    sass = "\n".join([
+        "        Function : tiles_i32_i64_sat_w8_r8_v4",
+        "        /*0000*/                   LDC R1, c[0x0][0x28] ;                  /* 0x00000a00ff017b82 */",
+        "                                                                            /* 0x000fe20000000800 */",
+        "        /*0010*/                   IADD3 R2, P0, R2, R4, RZ ;              /* 0x0000000402027210 */",
+        "        /*0020*/                   IADD3.X R3, R3, R5, RZ, P0, !PT ;       /* 0x0000000503037210 */",
+        "        /*0030*/              @!P1 SEL R6, R2, RZ, P2 ;                    /* 0x000000ff02069207 */",
+        "        /*0040*/                   IMAD.MOV.U32 R7, RZ, RZ, R3 ;           /* 0x000000ffff077224 */",
+        "        /*0050*/                   DADD R8, R8, R10 ;                      /* 0x0000000a08087229 */",
+        "        /*0060*/                   SHFL.UP PT, R9, R8, 0x1, RZ ;           /* 0x0420000008097989 */",
+        "        /*0070*/                   STG.E.64 desc[UR4][R12.64], R2 ;        /* 0x000000020c007986 */",
+        "        /*0080*/                   EXIT ;                                  /* 0x000000000000794d */"])
+    got = mix.count(sass)
+    assert got["instructions"] == 9
+    assert got["opcodes"]["IADD3"] == 2 and got["opcodes"]["SEL"] == 1         # a predicated line counts its opcode
+    assert got["pipes"] == {"other": 2, "int": 4, "fp64": 1, "shuffle": 1, "global": 1}

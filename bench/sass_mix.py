@@ -1,0 +1,95 @@
+"""The instruction mix of compiled kernels, read off their SASS (no GPU): what each warp of a launch issues, by the
+SM pipe that executes it. For a cost the physical model does not price (it counts a launch's bytes, rounds, shared
+wavefronts and FMAs, not its integer and select instructions), so that the cause of an error can be measured.
+
+    python bench/sass_mix.py --source shaped.cu --out DIR tiles_f64_f64_sat_w8_r8_v4 tiles_i32_i64_sat_w8_r8_v4 ...
+
+Each function is compiled alone (``-DMEMTUNE_ONLY=<function>``, as memtune compiles it) with nvcc for ``--arch``
+and disassembled with ``cuobjdump`` (from the PATH, or ``--cuobjdump``: Triton's wheel carries one, with the
+``nvdisasm`` it needs beside it). The counts are static, of the function's code as written out: the shaped tiles'
+loops over rows and vectors are unrolled, so a warp runs each line about once; a loop the compiler kept (a
+look-back's) counts once. Writes ``DIR/sass_mix.json`` and prints one line a function.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+KERNELS = Path(__file__).resolve().parents[1] / "kernels"
+
+# The pipe each opcode issues to on sm_90 (the CUDA C++ Programming Guide's throughput table names the classes:
+# 32-bit float add/multiply/FMA, 64-bit float, 32-bit integer add/compare/logic/shift/multiply-add, warp shuffle).
+# Moves (MOV, IMAD.MOV is an IMAD) and control are left in "other": they issue, but the classes are what differ.
+PIPES = {
+    "fp32": {"FADD", "FMUL", "FFMA", "FSEL", "FSETP", "FMNMX", "HFMA2", "HADD2", "FCHK", "FRND"},
+    "fp64": {"DADD", "DMUL", "DFMA", "DSETP", "DMNMX"},
+    "int": {"IMAD", "IADD3", "IADD", "VIADD", "SEL", "LOP3", "ISETP", "LEA", "SHF", "PRMT", "IABS", "IMNMX",
+            "VIMNMX", "BMSK", "SGXT", "POPC", "FLO", "BREV", "I2F", "F2I", "I2FP", "F2IP"},
+    "shuffle": {"SHFL"},
+    "global": {"LDG", "STG", "ATOMG", "ATOM", "RED", "LD", "ST"},
+    "shared": {"LDS", "STS", "ATOMS"},
+}
+OPCODE = re.compile(r"^\s+/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*)")
+
+
+def pipe_of(opcode: str) -> str:
+    return next((pipe for pipe, ops in PIPES.items() if opcode in ops), "other")
+
+
+def count(sass: str) -> dict:
+    """Opcodes of one function's disassembly, and their totals by pipe."""
+    ops = collections.Counter(m[1] for line in sass.splitlines() if (m := OPCODE.match(line)))
+    pipes = collections.Counter()
+    for op, n in ops.items():
+        pipes[pipe_of(op)] += n
+    return {"instructions": sum(ops.values()), "pipes": dict(pipes), "opcodes": dict(ops.most_common())}
+
+
+def disassemble(source: Path, function: str, arch: str, cuobjdump: str) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        cubin = f"{tmp}/{function}.cubin"
+        built = subprocess.run(["nvcc", "-std=c++17", f"-arch={arch}", "-cubin", "-O3", f"-I{source.parent}",
+                                f"-DMEMTUNE_ONLY={function}", "-o", cubin, str(source)], capture_output=True, text=True)
+        if built.returncode:
+            raise SystemExit(f"nvcc {function}: {(built.stderr.strip().splitlines() or ['failed'])[-1]}")
+        env = {**os.environ, "PATH": f"{Path(cuobjdump).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+        done = subprocess.run([cuobjdump, "-sass", "-fun", function, cubin], capture_output=True, text=True, env=env)
+    if done.returncode or "Function" not in done.stdout:
+        raise SystemExit(f"cuobjdump {function}: {(done.stderr.strip().splitlines() or ['no such function'])[-1]}")
+    return done.stdout
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("functions", nargs="+")
+    parser.add_argument("--source", default="shaped.cu", help="a file of kernels/")
+    parser.add_argument("--arch", default="sm_90")
+    parser.add_argument("--cuobjdump", default=shutil.which("cuobjdump"))
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    if not args.cuobjdump or not Path(args.cuobjdump).exists():
+        print("sass_mix: no cuobjdump (put one on the PATH or name it with --cuobjdump)", file=sys.stderr)
+        return 2
+    if not (KERNELS / args.source).is_file():
+        print(f"sass_mix: --source: no kernels/{args.source}", file=sys.stderr)
+        return 2
+    mix = {fn: count(disassemble(KERNELS / args.source, fn, args.arch, args.cuobjdump)) for fn in args.functions}
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "sass_mix.json").write_text(json.dumps({"source": args.source, "arch": args.arch, "functions": mix},
+                                                  indent=1) + "\n")
+    for fn, m in mix.items():
+        print(fn, m["instructions"], " ".join(f"{p}={n}" for p, n in sorted(m["pipes"].items())))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
