@@ -53,13 +53,15 @@ def count(sass: str) -> dict:
     return {"instructions": sum(ops.values()), "pipes": dict(pipes), "opcodes": dict(ops.most_common())}
 
 
-def disassemble(source: Path, function: str, arch: str, cuobjdump: str) -> str:
+def disassemble(source: str, function: str, arch: str, cuobjdump: str) -> str:
+    from memtune.kernels.probe import nvcc_cubin
+
     with tempfile.TemporaryDirectory() as tmp:
         cubin = f"{tmp}/{function}.cubin"
-        built = subprocess.run(["nvcc", "-std=c++17", f"-arch={arch}", "-cubin", "-O3", f"-I{source.parent}",
-                                f"-DMEMTUNE_ONLY={function}", "-o", cubin, str(source)], capture_output=True, text=True)
-        if built.returncode:
-            raise SystemExit(f"nvcc {function}: {(built.stderr.strip().splitlines() or ['failed'])[-1]}")
+        try:
+            nvcc_cubin(source, arch, cubin, f"-DMEMTUNE_ONLY={function}")
+        except RuntimeError as exc:
+            raise SystemExit(f"sass_mix: {exc}") from None
         env = {**os.environ, "PATH": f"{Path(cuobjdump).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
         done = subprocess.run([cuobjdump, "-sass", "-fun", function, cubin], capture_output=True, text=True, env=env)
     if done.returncode or "Function" not in done.stdout:
@@ -81,7 +83,7 @@ def main() -> int:
     if not (KERNELS / args.source).is_file():
         print(f"sass_mix: --source: no kernels/{args.source}", file=sys.stderr)
         return 2
-    mix = {fn: count(disassemble(KERNELS / args.source, fn, args.arch, args.cuobjdump)) for fn in args.functions}
+    mix = {fn: count(disassemble(args.source, fn, args.arch, args.cuobjdump)) for fn in args.functions}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "sass_mix.json").write_text(json.dumps({"source": args.source, "arch": args.arch, "functions": mix},

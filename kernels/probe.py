@@ -583,6 +583,21 @@ def probe(functions=(), log=lambda message: None) -> MachineFile:
     return MachineFile(device_name(), ordered, kernel_resources(functions), "probe", notes, curves)
 
 
+def nvcc_cubin(filename: str, arch: str, cubin: str, *flags: str):
+    """Compile ``kernels/<filename>`` with nvcc for ``arch`` into ``cubin`` (its headers from the same folder), with
+    ``flags`` added; the finished process (ptxas's report in its stderr). No GPU; RuntimeError naming the file and
+    nvcc's last line where it fails."""
+    import subprocess
+    from importlib import resources as files
+
+    folder = files.files("memtune.kernels")
+    done = subprocess.run(["nvcc", "-std=c++17", f"-arch={arch}", "-cubin", f"-I{folder}", *flags, "-o", cubin,
+                           str(folder / filename)], capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(f"nvcc {filename}: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else 'failed'}")
+    return done
+
+
 def ptxas_resources(filename: str, arch: str = "sm_90") -> dict[str, KernelResources]:
     """Registers, static shared and local memory of every kernel function of ``kernels/<filename>`` as ptxas
     reports them compiling the whole file with nvcc for ``arch`` (no GPU). For the kernels no probe reads (the
@@ -590,16 +605,10 @@ def ptxas_resources(filename: str, arch: str = "sm_90") -> dict[str, KernelResou
     CuPy's one-kernel compilations but not always equal (on sm_90 with nvcc 13.0: 98 registers against 95 for
     tiles_f32_f32_sat_w8_r8_v4, static shared 24 bytes more)."""
     import re
-    import subprocess
     import tempfile
-    from importlib import resources as files
 
-    folder = files.files("memtune.kernels")
     with tempfile.TemporaryDirectory() as tmp:
-        done = subprocess.run(["nvcc", "-std=c++17", f"-arch={arch}", "-cubin", f"-I{folder}", "-Xptxas", "-v",
-                               "-o", f"{tmp}/all.cubin", str(folder / filename)], capture_output=True, text=True)
-    if done.returncode:
-        raise RuntimeError(f"nvcc {filename}: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else 'failed'}")
+        done = nvcc_cubin(filename, arch, f"{tmp}/all.cubin", "-Xptxas", "-v")
     out, name, local = {}, None, 0
     for line in done.stderr.splitlines():
         if m := re.search(r"Compiling entry function '([^']+)'", line):
