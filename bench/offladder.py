@@ -8,7 +8,9 @@ operations, are measured (``offladder_grid.csv``; output checked against numpy, 
 Run: ``python bench/offladder.py --table tuner/tables/<device>.csv [--out DIR] [--repeats R] [--family F ...]
 [--case FAMILY SIZE CASE ...]`` (``--family``: only those families' cases, after their rows were rebuilt;
 ``--case``: cases of one's own instead, e.g. a held-out set recorded before a model change; ``--answers-only
-DEVICE``, on the CPU: only the answers, with the configuration DEVICE's model ranks first, to commit first).
+DEVICE``, on the CPU: only the answers, with the configuration DEVICE's model ranks first, to commit first;
+``--sample S [--seed K]``: a random share S of each algorithm's configurations, drawn by K, with the answer and the
+model's first, where a space is too large to measure whole).
 
 ``--shaped``: the same check for the shaped kernels' block shapes (:mod:`memtune.tuner.shaped_tables`) at
 requests its ladder does not hold: the table's answer is written first (``shaped_answers.json``), then every
@@ -26,7 +28,10 @@ re-measured one side by side, and the model's pick's re-measured ratio.
 """
 from __future__ import annotations
 
+import argparse
 import json
+import math
+import random
 import sys
 import time
 from pathlib import Path
@@ -77,13 +82,27 @@ def answers(table, device: str, cases) -> list[dict]:
     return out
 
 
-def grid(family: str, size: int, case: dict, repeats: int, device: str) -> list[dict]:
+def sampled(points: list[dict], share: float, seed: str, keep: list[dict]) -> list[dict]:
+    """A random ``share`` of an algorithm's ``points`` (at least one; all of them at 1), drawn by ``seed``, with the
+    points of ``keep`` (the answer, the model's first) added where the draw left them out, in the points' order."""
+    if share >= 1:
+        return points
+    drawn = set(random.Random(seed).sample(range(len(points)), max(1, math.ceil(share * len(points)))))
+    return [p for i, p in enumerate(points) if i in drawn or p in keep]
+
+
+def grid(family: str, size: int, case: dict, repeats: int, device: str, share: float = 1.0, seed: int = 0,
+         keep: tuple = ()) -> list[dict]:
+    """Every configuration of the family's algorithms at ``size`` (a random ``share`` of each algorithm's, drawn by
+    ``seed``, and the configurations of ``keep``: (algorithm, params) pairs), and CuPy's operations."""
     problem = family_problem(family, size, "float32", **case)
     rows, like = [], None
     for name, member in problem.candidates.items():
         objective = MeasureObjective(member, repeats=repeats, time_limit_ms=TIME_LIMIT_MS, like=like)
         like = objective
-        for params in (member.points() if not member.kernel.peer else [{}]):
+        mine = [params for kernel, params in keep if kernel == name]
+        points = sampled(member.points(), share, f"{seed}:{family}:{size}:{name}", mine) if not member.kernel.peer else [{}]
+        for params in points:
             row = {"device": device, "family": family, "size": size, "case": json.dumps(case), "kernel": name,
                    "params": json.dumps(params, sort_keys=True)}
             try:
@@ -188,6 +207,27 @@ SHAPED_CASES = [("tiles", 1, 720, 1280, "uint8", "int32", "satpad"), ("tiles", 1
                 ("strips", 1, 30000, 24, "int32", "int64", "coltotal")]
 
 
+def share_of(text: str) -> float:
+    """``--sample``'s share: a number in (0, 1]."""
+    try:
+        share = float(text)
+    except ValueError:
+        share = math.nan
+    if not 0 < share <= 1:
+        raise argparse.ArgumentTypeError(f"a share in (0, 1], got {text!r}")
+    return share
+
+
+def answered_configs(answered: list[dict], family: str, size: int) -> tuple:
+    """The (algorithm, params) of the answer and of the model's first for one case, which a sampled grid measures."""
+    out = []
+    for a in answered:
+        if a["family"] == family and a["size"] == size:
+            for config in (a["answer"], a["model_first"]):
+                out.append((config.get("algorithm"), {k: v for k, v in config.items() if k != "algorithm"}))
+    return tuple(out)
+
+
 def own_cases(given) -> list[tuple[str, int, dict]]:
     """The ``--case`` triples (family, size, case as JSON) as (family, size, case)."""
     out = []
@@ -276,6 +316,10 @@ def main() -> None:
                        metavar=("KIND", "IMAGES", "H", "W", "SRC", "DST", "MODE"),
                        help="with --shaped, a request of one's own instead of SHAPED_CASES, e.g. tiles 1 1080 1920 "
                             "uint8 int32 satpad")
+        p.add_argument("--sample", type=share_of, default=1.0,
+                       help="measure a random share (0 < S <= 1) of each algorithm's configurations, and the answer "
+                            "and the model's first: a held-out set over a large space (default 1: all)")
+        p.add_argument("--seed", type=int, default=0, help="the draw of --sample")
         p.add_argument("--answers-only", metavar="DEVICE",
                        help="no GPU: write the answers (and the model's first) for DEVICE, to commit before the grids")
 
@@ -299,7 +343,7 @@ def main() -> None:
         return
     rows, started = [], time.perf_counter()
     for family, size, case in cases:
-        rows += grid(family, size, case, args.repeats, device)
+        rows += grid(family, size, case, args.repeats, device, args.sample, args.seed, answered_configs(answered, family, size))
         print(f"{family} n={size}: {len(rows)} rows, {time.perf_counter() - started:.0f} s", flush=True)
         frame = pd.DataFrame(rows)
         frame.to_csv(out / "offladder_grid.csv", index=False)

@@ -186,6 +186,31 @@ def test_the_offladder_cases_of_ones_own_are_read_or_refused_in_one_line():
         offladder.own_cases([("sum", "10", "{v:1}")])
 
 
+def test_a_sampled_offladder_grid_draws_a_share_of_each_algorithm_and_keeps_the_answer_and_the_models_first():
+    """``--sample 0.334``: ceil(0.334 * 768) = 257 of the matmul's 768 configurations, the same draw for the same
+    seed and another for another; a configuration to keep is added where the draw missed it; 1 is every point;
+    a share outside (0, 1] is refused naming the share."""
+    import argparse
+
+    offladder = _load("offladder")
+    points = [{"i": i} for i in range(768)]
+    one = offladder.sampled(points, 0.334, "0:matmul:4:matmul_hmm", [])
+    assert len(one) == 257 and one == offladder.sampled(points, 0.334, "0:matmul:4:matmul_hmm", [])
+    assert one != offladder.sampled(points, 0.334, "1:matmul:4:matmul_hmm", [])
+    missed = next(p for p in points if p not in one)
+    kept = offladder.sampled(points, 0.334, "0:matmul:4:matmul_hmm", [missed])
+    assert len(kept) == 258 and missed in kept and kept == sorted(kept, key=lambda p: p["i"])
+    assert offladder.sampled(points, 1.0, "x", []) == points
+    assert offladder.share_of("0.5") == 0.5
+    for bad in ("0", "1.5", "x", "nan"):
+        with pytest.raises(argparse.ArgumentTypeError, match="a share in"):
+            offladder.share_of(bad)
+    answered = [{"family": "matmul", "size": 4, "answer": {"algorithm": "cupy_matmul"},
+                 "model_first": {"algorithm": "matmul_hmm", "m": 64}},
+                {"family": "sum", "size": 4, "answer": {"algorithm": "sum", "d": 1}, "model_first": {"algorithm": "sum"}}]
+    assert offladder.answered_configs(answered, "matmul", 4) == (("cupy_matmul", {}), ("matmul_hmm", {"m": 64}))
+
+
 def test_sass_mix_counts_each_opcode_once_by_the_pipe_that_executes_it():
     mix = _load("sass_mix")
     sass = "\n".join([
