@@ -8,7 +8,9 @@ Each function is compiled alone (``-DMEMTUNE_ONLY=<function>``, as memtune compi
 and disassembled with ``cuobjdump`` (from the PATH, or ``--cuobjdump``: Triton's wheel carries one, with the
 ``nvdisasm`` it needs beside it). The counts are static, of the function's code as written out: the shaped tiles'
 loops over rows and vectors are unrolled, so a warp runs each line about once; a loop the compiler kept (a
-look-back's) counts once. Writes ``DIR/sass_mix.json`` and prints one line a function.
+look-back's) counts once; so each function's loops that hold a barrier are counted too (``barrier_loops``: a
+block's pass of each, such as the matmul's slice loop on its checked and its unchecked tiles). Writes
+``DIR/sass_mix.json`` and prints one line a function.
 """
 from __future__ import annotations
 
@@ -53,6 +55,25 @@ def count(sass: str) -> dict:
     return {"instructions": sum(ops.values()), "pipes": dict(pipes), "opcodes": dict(ops.most_common())}
 
 
+LINE = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*)[^;]*?(?:\s(0x[0-9a-f]+))?\s*;")
+
+
+def barrier_loops(sass: str) -> list[dict]:
+    """The loops of one function that hold a barrier (a branch back to an address at or before it, its body from
+    there to the branch holding a BAR), innermost first, each with its count. The matmul's slice loops: one for
+    the tiles whose loads are checked, one for the others, inside the loop over tiles."""
+    lines = [(int(m[1], 16), m[2], m[3], line) for line in sass.splitlines() if (m := LINE.match(line))]
+    out = []
+    for at, op, target, _ in lines:
+        if op != "BRA" or target is None or int(target, 16) > at:
+            continue
+        body = [text for a, o, _, text in lines if int(target, 16) <= a <= at]
+        mix = count("\n".join(body))
+        if mix["opcodes"].get("BAR"):
+            out.append({"from": target, "to": f"0x{at:x}", **mix})
+    return sorted(out, key=lambda loop: loop["instructions"])
+
+
 def disassemble(source: str, function: str, arch: str, cuobjdump: str) -> str:
     from memtune.kernels.probe import nvcc_cubin
 
@@ -83,7 +104,8 @@ def main() -> int:
     if not (KERNELS / args.source).is_file():
         print(f"sass_mix: --source: no kernels/{args.source}", file=sys.stderr)
         return 2
-    mix = {fn: count(disassemble(args.source, fn, args.arch, args.cuobjdump)) for fn in args.functions}
+    sass = {fn: disassemble(args.source, fn, args.arch, args.cuobjdump) for fn in args.functions}
+    mix = {fn: {**count(text), "barrier_loops": barrier_loops(text)} for fn, text in sass.items()}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "sass_mix.json").write_text(json.dumps({"source": args.source, "arch": args.arch, "functions": mix},

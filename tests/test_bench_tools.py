@@ -229,3 +229,17 @@ def test_sass_mix_counts_each_opcode_once_by_the_pipe_that_executes_it():
     assert got["instructions"] == 9
     assert got["opcodes"]["IADD3"] == 2 and got["opcodes"]["SEL"] == 1         # a predicated line counts its opcode
     assert got["pipes"] == {"other": 2, "int": 4, "fp64": 1, "shuffle": 1, "global": 1}
+
+
+def test_sass_mix_finds_the_loops_that_hold_a_barrier_innermost_first():
+    """Two nested loops hold the barrier (0x10-0x50 and 0x00-0x70), one without a barrier does not count, and
+    a forward branch is no loop."""
+    mix = _load("sass_mix")
+    rows = ["LDG.E.128 R4, desc[UR4][R2.64] ;", "STS.128 [R3], R4 ;", "BAR.SYNC.DEFER_BLOCKING 0x0 ;",
+            "FFMA R8, R9, R10, R8 ;", "@!P0 BRA 0x10 ;", "@P1 BRA P2, 0x90 ;", "IADD3 R0, R0, 0x1, RZ ;",
+            "@!P0 BRA 0x0 ;", "ISETP.GE.AND P0, PT, R0, 0x3f, PT ;", "@P0 BRA 0x80 ;", "EXIT ;"]
+    sass = "\n".join(f"        /*{16 * (i + 1):04x}*/                   {text}" for i, text in enumerate(rows))
+    sass = "        /*0000*/                   MOV R0, RZ ;\n" + sass
+    loops = mix.barrier_loops(sass)
+    assert [(lp["from"], lp["to"], lp["instructions"]) for lp in loops] == [("0x10", "0x50", 5), ("0x0", "0x80", 9)]
+    assert loops[0]["opcodes"] == {"LDG": 1, "STS": 1, "BAR": 1, "FFMA": 1, "BRA": 1}
