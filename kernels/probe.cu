@@ -28,6 +28,9 @@
 // barrier_waits     blocks of 1-32 warps copy chunks of a word a thread through shared memory, as the transpose's
 //                   tiles move: dependent load rounds, a barrier, the stores, a barrier. Every warp times its
 //                   rounds and its wait at each barrier: what a barrier waits for its slowest warp under load
+// code_loop_<N>     a block's warps each run a loop of N float FMAs in 8 independent chains (N instructions, 16 N
+//                   bytes of code: 4 KB to 256 KB), timed by every warp with clock64: the cycles an instruction
+//                   costs as the loop outgrows the instruction caches, by the warps a block holds
 
 extern "C" __global__ void chase_global(const unsigned* __restrict__ next, unsigned start, int steps,
                                         unsigned* out) {
@@ -309,3 +312,29 @@ extern "C" __global__ void barrier_waits(const float* a, float* b, long long chu
         atomicAdd(sums + 4, (unsigned long long)count);
     }
 }
+
+// N unrolled FMAs in 8 chains (a chain's FMA waits for its previous one, 4 cycles: 8 chains keep a lone warp issuing
+// one a cycle), a and b arguments so that nothing folds; every warp's lane 0 writes its cycles
+template <int N>
+__device__ void code_loop(int iters, float a, float b, float* out, long long* cycles) {
+    float x[8];
+#pragma unroll
+    for (int c = 0; c < 8; ++c) x[c] = (float)(threadIdx.x + c);
+    __syncthreads();
+    const long long t0 = clock64();
+    for (int it = 0; it < iters; ++it) {
+#pragma unroll
+        for (int i = 0; i < N / 8; ++i)
+#pragma unroll
+            for (int c = 0; c < 8; ++c) x[c] = fmaf(x[c], a, b);
+    }
+    const long long t1 = clock64();
+    float acc = 0;
+#pragma unroll
+    for (int c = 0; c < 8; ++c) acc += x[c];
+    if (acc == -1.0f) out[0] = acc;
+    if (threadIdx.x % 32 == 0) cycles[blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32] = t1 - t0;
+}
+#define CODE_LOOP(N) extern "C" __global__ void code_loop_##N(int iters, float a, float b, float* out, \
+                                                             long long* cycles) { code_loop<N>(iters, a, b, out, cycles); }
+CODE_LOOP(256) CODE_LOOP(512) CODE_LOOP(1024) CODE_LOOP(2048) CODE_LOOP(4096) CODE_LOOP(8192) CODE_LOOP(16384)

@@ -508,6 +508,25 @@ def fma_latency(dtype: str, iters: int = 20000) -> list[float]:
     return samples
 
 
+CODE_LOOPS = (256, 512, 1024, 2048, 4096, 8192, 16384)     # FMAs of probe.cu's code_loop_<N>: 4 KB to 256 KB
+
+
+def code_loop_cycles(n: int, warps: int, grid: int = 1, instructions: int = 1 << 21) -> list[float]:
+    """Cycles (clock64) per instruction of each warp of ``grid`` blocks of ``warps`` warps, every warp running a loop
+    of ``n`` FMAs (probe.cu's ``code_loop_<n>``, 16 ``n`` bytes of code) about ``instructions`` times in all: one
+    sample a warp. Several warps of a scheduler share its issue (four schedulers an SM), so the floor is
+    warps / 4 per SM's share of them, one cycle where a block's warps are four or fewer."""
+    if n not in CODE_LOOPS:
+        raise ValueError(f"code loop of {n} FMAs: probe.cu has {CODE_LOOPS}")
+    cp = cupy()
+    iters = max(4, instructions // n)
+    out, cycles = cp.zeros(1, np.float32), cp.zeros(grid * warps, np.int64)
+    fn = function(SOURCE, f"code_loop_{n}")
+    launch(fn, (grid,), (32 * warps,), (np.int32(1), np.float32(0.999), np.float32(0.001), out, cycles))   # loads it
+    launch(fn, (grid,), (32 * warps,), (np.int32(iters), np.float32(0.999), np.float32(0.001), out, cycles))
+    return [int(c) / (iters * n) for c in cycles.get()]
+
+
 def attributes() -> dict[str, Quantity]:
     cp = cupy()
     a = cp.cuda.Device().attributes

@@ -46,6 +46,22 @@ def test_one_kernel_of_a_selecting_file_is_compiled_and_the_rest_are_empty(wante
     assert with_body == [wanted]                          # only the wanted kernel has its body (its barrier)
 
 
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed on this machine")
+def test_each_code_loop_of_the_probe_holds_exactly_its_count_of_fmas(tmp_path):
+    """probe.cu's code_loop_<N>: N fused multiply-adds in the loop, none folded or rolled back into a loop, so
+    that the probe times a loop of 16 N bytes of code (the PTX's fma.rn.f32 of each function)."""
+    from memtune.kernels.probe import CODE_LOOPS
+
+    src = resources.files("memtune.kernels").joinpath("probe.cu")
+    proc = subprocess.run(["nvcc", "-std=c++17", "-ptx", "-arch=sm_90", str(src), "-o", str(tmp_path / "p.ptx")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    ptx = (tmp_path / "p.ptx").read_text()
+    bodies = dict(re.findall(r"\.entry (code_loop_\d+)\((.*?)\n}", ptx, flags=re.S))
+    assert sorted(bodies) == sorted(f"code_loop_{n}" for n in CODE_LOOPS)
+    assert {name: body.count("fma.rn.f32") for name, body in bodies.items()} == {f"code_loop_{n}": n for n in CODE_LOOPS}
+
+
 def test_only_files_that_include_the_selector_compile_per_kernel():
     from memtune.kernels.device import compiles_per_kernel
 

@@ -160,3 +160,17 @@ def test_under_load_a_blocks_store_phase_grows_with_its_warps_and_its_barriers_b
         assert got[w]["first_barrier"] < 0.05 * got[w]["rounds"], got      # store phase together
         assert got[w]["second_barrier"] < 0.1 * got[w]["stores"], got
 
+
+
+def test_a_lone_warp_issues_a_small_code_loop_at_about_an_fma_a_cycle_and_more_warps_share_a_scheduler():
+    """code_loop_<N>: a lone warp's 256 FMAs (4 KB of code, 8 chains) at 1-1.5 cycles an instruction; eight warps
+    of one block share the SM's four schedulers, two warps each: the last of them at 2 cycles or more (a scheduler
+    may run one of its two ahead); one sample a warp;
+    a loop the probe does not hold is refused."""
+    one = probe.code_loop_cycles(256, 1)
+    assert len(one) == 1 and 0.95 <= one[0] <= 1.5
+    eight = probe.code_loop_cycles(256, 8)
+    assert len(eight) == 8 and max(eight) >= 1.9
+    assert len(probe.code_loop_cycles(1024, 2, grid=3)) == 6
+    with pytest.raises(ValueError, match="code loop of 300 FMAs"):
+        probe.code_loop_cycles(300, 1)
