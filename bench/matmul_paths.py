@@ -8,15 +8,13 @@ what the paths cost that the plan does not count.
 Run: ``python bench/matmul_paths.py [--out DIR] [--repeats R]``."""
 from __future__ import annotations
 
-import json
 import time
 
 import pandas as pd
 from common import setup
-from offladder import TIME_LIMIT_MS
+from offladder import TIME_LIMIT_MS, grid_row
 
 from memtune.kernels.timing import Device
-from memtune.tuner import TrialFailed
 from memtune.tuner.family import family_problem
 from memtune.tuner.objectives import MeasureObjective
 
@@ -27,18 +25,8 @@ BLOCKS = (0, 132)
 def side_rows(n: int, repeats: int, device: str) -> list[dict]:
     member = family_problem("matmul", n * n, "float32").candidates["matmul_hmm"]
     objective = MeasureObjective(member, repeats=repeats, time_limit_ms=TIME_LIMIT_MS)
-    rows = []
-    for params in member.points():
-        if params["d"] not in BLOCKS:
-            continue
-        row = {"device": device, "family": "matmul", "size": n * n, "case": "{}", "kernel": "matmul_hmm",
-               "params": json.dumps(params, sort_keys=True)}
-        try:
-            row.update(median_ms=objective(params).time_ms, status="ok", reason="")
-        except TrialFailed as exc:
-            row.update(median_ms=float("nan"), status="fail", reason=str(exc))
-        rows.append(row)
-    return rows
+    return [grid_row(objective, params, device=device, family="matmul", size=n * n, case="{}", kernel="matmul_hmm")
+            for params in member.points() if params["d"] in BLOCKS]
 
 
 def main() -> None:

@@ -101,17 +101,22 @@ def grid(family: str, size: int, case: dict, repeats: int, device: str, share: f
         objective = MeasureObjective(member, repeats=repeats, time_limit_ms=TIME_LIMIT_MS, like=like)
         like = objective
         mine = [params for kernel, params in keep if kernel == name]
-        points = sampled(member.points(), share, f"{seed}:{family}:{size}:{name}", mine) if not member.kernel.peer else [{}]
-        for params in points:
-            row = {"device": device, "family": family, "size": size, "case": json.dumps(case), "kernel": name,
-                   "params": json.dumps(params, sort_keys=True)}
-            try:
-                got = objective(params)
-                row.update(median_ms=got.time_ms, status="ok", reason="")
-            except TrialFailed as exc:
-                row.update(median_ms=float("nan"), status="fail", reason=str(exc))
-            rows.append(row)
+        points = ([{}] if member.kernel.peer
+                  else sampled(member.points(), share, f"{seed}:{family}:{size}:{name}", mine))
+        rows += [grid_row(objective, params, device=device, family=family, size=size, case=json.dumps(case),
+                          kernel=name) for params in points]
     return rows
+
+
+def grid_row(objective, params: dict, **where) -> dict:
+    """One row of ``offladder_grid.csv``: ``where`` (device, family, size, case, kernel), the configuration and its
+    measured median, or its failure (compile, time limit, wrong result) with the reason."""
+    row = {**where, "params": json.dumps(params, sort_keys=True)}
+    try:
+        row.update(median_ms=objective(params).time_ms, status="ok", reason="")
+    except TrialFailed as exc:
+        row.update(median_ms=float("nan"), status="fail", reason=str(exc))
+    return row
 
 
 def answer_ms(answer: dict, measured) -> float:
@@ -343,7 +348,8 @@ def main() -> None:
         return
     rows, started = [], time.perf_counter()
     for family, size, case in cases:
-        rows += grid(family, size, case, args.repeats, device, args.sample, args.seed, answered_configs(answered, family, size))
+        rows += grid(family, size, case, args.repeats, device, args.sample, args.seed,
+                     answered_configs(answered, family, size))
         print(f"{family} n={size}: {len(rows)} rows, {time.perf_counter() - started:.0f} s", flush=True)
         frame = pd.DataFrame(rows)
         frame.to_csv(out / "offladder_grid.csv", index=False)

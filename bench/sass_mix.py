@@ -67,7 +67,7 @@ def barrier_loops(sass: str) -> list[dict]:
     for at, op, target, _ in lines:
         if op != "BRA" or target is None or int(target, 16) > at:
             continue
-        body = [text for a, o, _, text in lines if int(target, 16) <= a <= at]
+        body = [text for address, *_, text in lines if int(target, 16) <= address <= at]
         mix = count("\n".join(body))
         if mix["opcodes"].get("BAR"):
             out.append({"from": target, "to": f"0x{at:x}", **mix})

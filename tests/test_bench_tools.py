@@ -207,7 +207,8 @@ def test_a_sampled_offladder_grid_draws_a_share_of_each_algorithm_and_keeps_the_
             offladder.share_of(bad)
     answered = [{"family": "matmul", "size": 4, "answer": {"algorithm": "cupy_matmul"},
                  "model_first": {"algorithm": "matmul_hmm", "m": 64}},
-                {"family": "sum", "size": 4, "answer": {"algorithm": "sum", "d": 1}, "model_first": {"algorithm": "sum"}}]
+                {"family": "sum", "size": 4, "answer": {"algorithm": "sum", "d": 1},
+                 "model_first": {"algorithm": "sum"}}]
     assert offladder.answered_configs(answered, "matmul", 4) == (("cupy_matmul", {}), ("matmul_hmm", {"m": 64}))
 
 
