@@ -1,6 +1,6 @@
 """The instruction mix of compiled kernels, read off their SASS (no GPU): what each warp of a launch issues, by the
 SM pipe that executes it. For a cost the physical model does not price (it counts a launch's bytes, rounds, shared
-wavefronts and FMAs, not its integer and select instructions), so that the cause of an error can be measured.
+wavefronts and FMAs, not its integer, logic and select instructions), so that the cause of an error can be measured.
 
     python bench/sass_mix.py --source shaped.cu --out DIR tiles_f64_f64_sat_w8_r8_v4 tiles_i32_i64_sat_w8_r8_v4 ...
 
@@ -27,14 +27,17 @@ from pathlib import Path
 
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 
-# The pipe each opcode issues to on sm_90 (the CUDA C++ Programming Guide's throughput table names the classes:
-# 32-bit float add/multiply/FMA, 64-bit float, 32-bit integer add/compare/logic/shift/multiply-add, warp shuffle).
-# Moves (MOV, IMAD.MOV is an IMAD) and control are left in "other": they issue, but the classes are what differ.
+# The pipe each opcode issues to on sm_90. FMA: float32 arithmetic and the integer multiply-adds, IMAD (with its
+# moves, IMAD.MOV), IMUL and IDP (NVIDIA's description of GH100's pipes: "FMAheavy pipe handles IMAD, IDP, and FP32
+# operations"; Nsight Compute's of the FMA pipe: most FP32 arithmetic, FADD, FMUL, FMAD, and integer
+# multiplication). ALU: the other integer instructions, logic, shifts, comparisons and selects, float ones included
+# (Nsight Compute's ALU: bit manipulation, logic, integer instructions but IMAD and IMUL). FP64: on its own pipe.
+# Moves (MOV) and control are left in "other": they issue, but the classes are what differ.
 PIPES = {
-    "fp32": {"FADD", "FMUL", "FFMA", "FSEL", "FSETP", "FMNMX", "HFMA2", "HADD2", "FCHK", "FRND"},
+    "fma": {"FADD", "FMUL", "FFMA", "HFMA2", "HADD2", "FCHK", "FRND", "IMAD", "IMUL", "IDP"},
     "fp64": {"DADD", "DMUL", "DFMA", "DSETP", "DMNMX"},
-    "int": {"IMAD", "IADD3", "IADD", "VIADD", "SEL", "LOP3", "ISETP", "LEA", "SHF", "PRMT", "IABS", "IMNMX",
-            "VIMNMX", "BMSK", "SGXT", "POPC", "FLO", "BREV", "I2F", "F2I", "I2FP", "F2IP"},
+    "alu": {"IADD3", "IADD", "VIADD", "SEL", "LOP3", "ISETP", "LEA", "SHF", "PRMT", "IABS", "IMNMX", "VIMNMX", "BMSK",
+            "SGXT", "POPC", "FLO", "BREV", "I2F", "F2I", "I2FP", "F2IP", "FSEL", "FSETP", "FMNMX"},
     "shuffle": {"SHFL"},
     "global": {"LDG", "STG", "ATOMG", "ATOM", "RED", "LD", "ST"},
     "shared": {"LDS", "STS", "ATOMS"},
