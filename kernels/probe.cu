@@ -28,6 +28,8 @@
 // barrier_waits     blocks of 1-32 warps copy chunks of a word a thread through shared memory, as the transpose's
 //                   tiles move: dependent load rounds, a barrier, the stores, a barrier. Every warp times its
 //                   rounds and its wait at each barrier: what a barrier waits for its slowest warp under load
+// alu_shf          independent chains of funnel shifts (SHF, an ALU instruction the compiler cannot move to the
+//                   FMA pipe as it does adds, IMAD.IADD), full occupancy: the ALU pipe's throughput
 // code_loop_<N>     a block's warps each run a loop of N float FMAs in 8 independent chains (N instructions, 16 N
 //                   bytes of code: 4 KB to 256 KB), timed by every warp with clock64: the cycles an instruction
 //                   costs as the loop outgrows the instruction caches, by the warps a block holds
@@ -124,6 +126,21 @@ __device__ void fma_chains(int iters, T* out) {
     for (int c = 0; c < 8; ++c) acc += x[c];
     if (acc == (T)-1) out[0] = acc;
 }
+// a funnel shift a step, each of another chain's value too, so that nothing folds; the shift comes in as an argument
+__device__ void alu_chains(int iters, unsigned shift, unsigned* out) {
+    unsigned x[8];
+#pragma unroll
+    for (int c = 0; c < 8; ++c) x[c] = threadIdx.x * 2654435761u + c;
+    for (int it = 0; it < iters; ++it) {
+#pragma unroll
+        for (int c = 0; c < 8; ++c) x[c] = __funnelshift_l(x[c], x[(c + 1) & 7], shift);
+    }
+    unsigned acc = 0;
+#pragma unroll
+    for (int c = 0; c < 8; ++c) acc ^= x[c];
+    if (acc == 1u) out[0] = acc;
+}
+extern "C" __global__ void alu_shf(int iters, unsigned shift, unsigned* out) { alu_chains(iters, shift, out); }
 extern "C" __global__ void fma_f32(int iters, float* out) { fma_chains<float>(iters, out); }
 extern "C" __global__ void fma_f64(int iters, double* out) { fma_chains<double>(iters, out); }
 

@@ -495,6 +495,18 @@ def fma_rate(dtype: str, sms: int) -> list[float]:
     return [grid * threads * iters * 8 * 2 / (t * 1e-3) / 1e9 for t in times]
 
 
+def alu_rate(sms: int) -> list[float]:
+    """Funnel shifts a second (10^9 lane instructions a second) of probe.cu's ``alu_shf``: eight independent chains a
+    thread, 256-thread blocks, eight an SM: the ALU pipe's throughput (the integer adds, logic, selects and
+    comparisons that sass_mix counts there), one sample a timed launch."""
+    cp = cupy()
+    out = cp.zeros(1, np.uint32)
+    fn = function(SOURCE, "alu_shf")
+    iters, grid, threads = 4096, sms * 8, 256
+    times = _event_ms(lambda k: launch(fn, (grid,), (threads,), (np.int32(iters), np.uint32(3), out)), 5)
+    return [grid * threads * iters * 8 / (t * 1e-3) / 1e9 for t in times]
+
+
 def fma_latency(dtype: str, iters: int = 20000) -> list[float]:
     """Cycles (clock64) per fused multiply-add of one thread's single dependent chain of 16 x ``iters``."""
     cp = cupy()

@@ -63,6 +63,20 @@ def test_each_code_loop_of_the_probe_holds_exactly_its_count_of_fmas(tmp_path):
     assert fmas == {f"code_loop_{n}": n for n in CODE_LOOPS}
 
 
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed on this machine")
+def test_the_alu_probe_keeps_its_eight_chains_of_funnel_shifts(tmp_path):
+    """probe.cu's alu_shf: its loop body is funnel shifts of eight chains (none folded into fewer: a multiple of 8,
+    at least 8, and no add or multiply-add that the FMA pipe could take)."""
+    src = resources.files("memtune.kernels").joinpath("probe.cu")
+    proc = subprocess.run(["nvcc", "-std=c++17", "-ptx", "-arch=sm_90", str(src), "-o", str(tmp_path / "p.ptx")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    body = re.search(r"\.entry alu_shf\((.*?)\n}", (tmp_path / "p.ptx").read_text(), flags=re.S)[1]
+    shifts = body.count("shf.l.wrap.b32")
+    assert shifts >= 8 and shifts % 8 == 0
+    assert "mad.lo" not in body.split("shf.l.wrap.b32", 1)[1].rsplit("shf.l.wrap.b32", 1)[0]
+
+
 def test_only_files_that_include_the_selector_compile_per_kernel():
     from memtune.kernels.device import compiles_per_kernel
 

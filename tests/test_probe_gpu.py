@@ -174,3 +174,15 @@ def test_a_lone_warp_issues_a_small_code_loop_at_about_an_fma_a_cycle_and_more_w
     assert len(probe.code_loop_cycles(1024, 2, grid=3)) == 6
     with pytest.raises(ValueError, match="code loop of 300 FMAs"):
         probe.code_loop_cycles(300, 1)
+
+
+def test_the_alu_probe_measures_a_physical_rate_of_funnel_shifts():
+    """alu_shf at full occupancy: between 16 and 128 lanes a cycle an SM at the probed clock (the guide's 64 for
+    compute capability 9.0 lies between; one sample a timed launch)."""
+    import statistics
+
+    sms = int(probe.attributes()["sms"].value)
+    clock = statistics.median(probe.clock_ghz())
+    samples = probe.alu_rate(sms)
+    assert len(samples) == 5
+    assert 16 <= statistics.median(samples) / (sms * clock) <= 128
