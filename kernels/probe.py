@@ -486,25 +486,25 @@ def flag_round_trip() -> list[float]:
     return [t * 1e6 / rounds for t in _event_ms(run, 5)]
 
 
+def chain_rate(name: str, sms: int, iters: int, per_iteration: int, *args) -> list[float]:
+    """10^9 operations a second of probe.cu's kernel ``name`` of independent chains (``per_iteration`` operations a
+    thread an iteration, ``iters`` iterations; ``args`` after the count), 256-thread blocks, eight an SM: one sample a
+    timed launch."""
+    fn = function(SOURCE, name)
+    grid, threads = sms * 8, 256
+    times = _event_ms(lambda k: launch(fn, (grid,), (threads,), (np.int32(iters), *args)), 5)
+    return [grid * threads * iters * per_iteration / (t * 1e-3) / 1e9 for t in times]
+
+
 def fma_rate(dtype: str, sms: int) -> list[float]:
-    cp = cupy()
-    out = cp.zeros(1, np.float64)
-    fn = function(SOURCE, f"fma_{dtype}")
-    iters, grid, threads = 4096 if dtype == "f32" else 512, sms * 8, 256
-    times = _event_ms(lambda k: launch(fn, (grid,), (threads,), (np.int32(iters), out)), 5)
-    return [grid * threads * iters * 8 * 2 / (t * 1e-3) / 1e9 for t in times]
+    """GFLOP/s of eight independent FMA chains a thread (two flops an FMA)."""
+    return chain_rate(f"fma_{dtype}", sms, 4096 if dtype == "f32" else 512, 8 * 2, cupy().zeros(1, np.float64))
 
 
 def alu_rate(sms: int) -> list[float]:
-    """Funnel shifts a second (10^9 lane instructions a second) of probe.cu's ``alu_shf``: eight independent chains a
-    thread, 256-thread blocks, eight an SM: the ALU pipe's throughput (the integer adds, logic, selects and
-    comparisons that sass_mix counts there), one sample a timed launch."""
-    cp = cupy()
-    out = cp.zeros(1, np.uint32)
-    fn = function(SOURCE, "alu_shf")
-    iters, grid, threads = 4096, sms * 8, 256
-    times = _event_ms(lambda k: launch(fn, (grid,), (threads,), (np.int32(iters), np.uint32(3), out)), 5)
-    return [grid * threads * iters * 8 / (t * 1e-3) / 1e9 for t in times]
+    """10^9 funnel shifts a second of probe.cu's ``alu_shf``, eight independent chains a thread: the ALU pipe's
+    throughput (the integer adds, logic, selects and comparisons that sass_mix counts there)."""
+    return chain_rate("alu_shf", sms, 4096, 8, np.uint32(3), cupy().zeros(1, np.uint32))
 
 
 def fma_latency(dtype: str, iters: int = 20000) -> list[float]:
