@@ -15,6 +15,7 @@ block's pass of each, such as the matmul's slice loop on its checked and its unc
 from __future__ import annotations
 
 import argparse
+import bisect
 import collections
 import json
 import os
@@ -42,38 +43,46 @@ PIPES = {
     "global": {"LDG", "STG", "ATOMG", "ATOM", "RED", "LD", "ST"},
     "shared": {"LDS", "STS", "ATOMS"},
 }
-OPCODE = re.compile(r"^\s+/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*)")
+# One instruction of a disassembly: its address, its opcode (after any predicate) and, for a branch, its target.
+LINE = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*)[^;]*?(?:\s(0x[0-9a-f]+))?\s*;")
 
 
 def pipe_of(opcode: str) -> str:
     return next((pipe for pipe, ops in PIPES.items() if opcode in ops), "other")
 
 
-def count(sass: str) -> dict:
-    """Opcodes of one function's disassembly, and their totals by pipe."""
-    ops = collections.Counter(m[1] for line in sass.splitlines() if (m := OPCODE.match(line)))
+def instructions(sass: str) -> list[tuple[int, str, str | None]]:
+    """(address, opcode, branch target or None) of each instruction of one function's disassembly, in order."""
+    return [(int(m[1], 16), m[2], m[3]) for line in sass.splitlines() if (m := LINE.match(line))]
+
+
+def tally(opcodes) -> dict:
+    """Opcodes and their totals by pipe."""
+    ops = collections.Counter(opcodes)
     pipes = collections.Counter()
     for op, n in ops.items():
         pipes[pipe_of(op)] += n
     return {"instructions": sum(ops.values()), "pipes": dict(pipes), "opcodes": dict(ops.most_common())}
 
 
-LINE = re.compile(r"^\s+/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*)[^;]*?(?:\s(0x[0-9a-f]+))?\s*;")
+def count(sass: str) -> dict:
+    """Opcodes of one function's disassembly, and their totals by pipe."""
+    return tally(op for _, op, _ in instructions(sass))
 
 
 def barrier_loops(sass: str) -> list[dict]:
     """The loops of one function that hold a barrier (a branch back to an address at or before it, its body from
     there to the branch holding a BAR), innermost first, each with its count. The matmul's slice loops: one for
     the tiles whose loads are checked, one for the others, inside the loop over tiles."""
-    lines = [(int(m[1], 16), m[2], m[3], line) for line in sass.splitlines() if (m := LINE.match(line))]
+    code = instructions(sass)
+    addresses = [address for address, _, _ in code]
     out = []
-    for at, op, target, _ in lines:
+    for end, (at, op, target) in enumerate(code):
         if op != "BRA" or target is None or int(target, 16) > at:
             continue
-        body = [text for address, *_, text in lines if int(target, 16) <= address <= at]
-        mix = count("\n".join(body))
-        if mix["opcodes"].get("BAR"):
-            out.append({"from": target, "to": f"0x{at:x}", **mix})
+        body = tally(op for _, op, _ in code[bisect.bisect_left(addresses, int(target, 16)):end + 1])
+        if body["opcodes"].get("BAR"):
+            out.append({"from": target, "to": f"0x{at:x}", **body})
     return sorted(out, key=lambda loop: loop["instructions"])
 
 
