@@ -46,32 +46,34 @@ def test_one_kernel_of_a_selecting_file_is_compiled_and_the_rest_are_empty(wante
     assert with_body == [wanted]                          # only the wanted kernel has its body (its barrier)
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed on this machine")
-def test_each_code_loop_of_the_probe_holds_exactly_its_count_of_fmas(tmp_path):
+@pytest.fixture(scope="module")
+def probe_ptx(tmp_path_factory) -> str:
+    """probe.cu compiled once to PTX for sm_90 (the probe tests below read its functions)."""
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not installed on this machine")
+    src = resources.files("memtune.kernels").joinpath("probe.cu")
+    ptx = tmp_path_factory.mktemp("probe") / "p.ptx"
+    proc = subprocess.run(["nvcc", "-std=c++17", "-ptx", "-arch=sm_90", str(src), "-o", str(ptx)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return ptx.read_text()
+
+
+def test_each_code_loop_of_the_probe_holds_exactly_its_count_of_fmas(probe_ptx):
     """probe.cu's code_loop_<N>: N fused multiply-adds in the loop, none folded or rolled back into a loop, so
     that the probe times a loop of 16 N bytes of code (the PTX's fma.rn.f32 of each function)."""
     from memtune.kernels.probe import CODE_LOOPS
 
-    src = resources.files("memtune.kernels").joinpath("probe.cu")
-    proc = subprocess.run(["nvcc", "-std=c++17", "-ptx", "-arch=sm_90", str(src), "-o", str(tmp_path / "p.ptx")],
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    ptx = (tmp_path / "p.ptx").read_text()
-    bodies = dict(re.findall(r"\.entry (code_loop_\d+)\((.*?)\n}", ptx, flags=re.S))
+    bodies = dict(re.findall(r"\.entry (code_loop_\d+)\((.*?)\n}", probe_ptx, flags=re.S))
     assert sorted(bodies) == sorted(f"code_loop_{n}" for n in CODE_LOOPS)
     fmas = {name: body.count("fma.rn.f32") for name, body in bodies.items()}
     assert fmas == {f"code_loop_{n}": n for n in CODE_LOOPS}
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed on this machine")
-def test_the_alu_probe_keeps_its_eight_chains_of_funnel_shifts(tmp_path):
+def test_the_alu_probe_keeps_its_eight_chains_of_funnel_shifts(probe_ptx):
     """probe.cu's alu_shf: its loop body is funnel shifts of eight chains (none folded into fewer: a multiple of 8,
     at least 8, and no add or multiply-add that the FMA pipe could take)."""
-    src = resources.files("memtune.kernels").joinpath("probe.cu")
-    proc = subprocess.run(["nvcc", "-std=c++17", "-ptx", "-arch=sm_90", str(src), "-o", str(tmp_path / "p.ptx")],
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    body = re.search(r"\.entry alu_shf\((.*?)\n}", (tmp_path / "p.ptx").read_text(), flags=re.S)[1]
+    body = re.search(r"\.entry alu_shf\((.*?)\n}", probe_ptx, flags=re.S)[1]
     shifts = body.count("shf.l.wrap.b32")
     assert shifts >= 8 and shifts % 8 == 0
     assert "mad.lo" not in body.split("shf.l.wrap.b32", 1)[1].rsplit("shf.l.wrap.b32", 1)[0]
