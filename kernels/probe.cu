@@ -354,4 +354,5 @@ __device__ void code_loop(int iters, float a, float b, float* out, long long* cy
 }
 #define CODE_LOOP(N) extern "C" __global__ void code_loop_##N(int iters, float a, float b, float* out, \
                                                              long long* cycles) { code_loop<N>(iters, a, b, out, cycles); }
-CODE_LOOP(256) CODE_LOOP(512) CODE_LOOP(1024) CODE_LOOP(2048) CODE_LOOP(4096) CODE_LOOP(8192) CODE_LOOP(16384)
+CODE_LOOP(256) CODE_LOOP(512) CODE_LOOP(1024) CODE_LOOP(1536) CODE_LOOP(1792) CODE_LOOP(2048) CODE_LOOP(2304)
+CODE_LOOP(2560) CODE_LOOP(3072) CODE_LOOP(3584) CODE_LOOP(4096) CODE_LOOP(8192) CODE_LOOP(16384)

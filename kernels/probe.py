@@ -520,7 +520,8 @@ def fma_latency(dtype: str, iters: int = 20000) -> list[float]:
     return samples
 
 
-CODE_LOOPS = (256, 512, 1024, 2048, 4096, 8192, 16384)     # FMAs of probe.cu's code_loop_<N>: 4 KB to 256 KB
+# FMAs of probe.cu's code_loop_<N>: 4 KB to 256 KB, in steps of 4-8 KB around the instruction cache's 32 KB
+CODE_LOOPS = (256, 512, 1024, 1536, 1792, 2048, 2304, 2560, 3072, 3584, 4096, 8192, 16384)
 
 
 def code_loop_cycles(n: int, warps: int, grid: int = 1, instructions: int = 1 << 21) -> list[float]:
