@@ -9,6 +9,7 @@ from ..costmodel.physical.launch import Access, Array, Launch, Plan, Scalar
 from .base import Inputs, Kernel, cdiv, cupy, dtype_of, grid_stride, hmm_occupancy, suffix, unrolled_rounds
 
 SOURCE = "conv_matmul.cu"
+SASS_BYTES = 16                # an sm_70-sm_90 instruction
 GRID = (0, 1, 2, 4, 8, 16, 32, 64, 128, 132, 256, 264, 512, 528, 1024, 2048)   # 0: one block per tile
 MATMUL_TILES = {(32, 1), (32, 2), (32, 4), (64, 2), (64, 4), (64, 8), (128, 4), (128, 8)}   # (m, register tile)
 
@@ -60,6 +61,20 @@ def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> P
                         source=SOURCE),))
 
 
+def matmul_loop_instructions(m: int, r: int, buffers: int, depth: int, itemsize: int, checked: bool) -> int:
+    """Instructions of matmul_tile's slice loop, as compiled for sm_90: a step of k's r^2 FMAs and its 2 NG group reads
+    (16 bytes each), and a piece's loads and stores, 12 instructions a thread's 16-byte vector on the unchecked path
+    and 80 on the checked one (its bounds, its scalar fallback); the double-buffered unchecked loop of slices from
+    16 is unrolled twice (the buffer index alternates). Counted against the SASS of the 48 float32 functions
+    (bench/results/sass/matmul_paths/): within 9 % of every loop of 1024 instructions or more, the ones that can
+    outgrow the instruction cache (32 KB, 2048 instructions, on the H200: bench/results/h200/code_fetch/)."""
+    g = min(r, 4)
+    vectors = -(-(m * 8 * itemsize // 16) // (m // r) ** 2)          # a thread's 16-byte vectors of a piece
+    step = r * r + 2 * (r // g) * -(-g * itemsize // 16)
+    unroll = 2 if buffers == 2 and depth >= 16 and not checked else 1
+    return unroll * (depth * step + depth // 8 * vectors * (80 if checked else 12))
+
+
 def matmul_plan(rows: int, inner: int, cols: int, dtype: str, params: dict) -> Plan:
     """c = a x b, a rows x inner (a square problem: all n̄). An m x m tile of c per block, k-slices of
     ``slice`` (8, 16 or 32) through shared memory, loaded in pieces of 8 steps of k. A thread's r x r outputs
@@ -72,7 +87,10 @@ def matmul_plan(rows: int, inner: int, cols: int, dtype: str, params: dict) -> P
     they issued (``ahead_l2_rounds``), and the slice's one barrier on the last of them: a shared round a slice.
     Counted so (against one DRAM round a slice), the model's median error on the held-out matmul grids fell
     from 17.9 to 16.2 % (7462 configurations, H100) and on the tables' trials from 9.4 to 4.5 %. A thread's r^2
-    accumulators are as many independent chains, so its warp issues an instruction a cycle. A slice past inner
+    accumulators are as many independent chains, so its warp issues an instruction a cycle, where its slice loop
+    fits the instruction cache (``loop_bytes``: the loop most tiles run, by matmul_loop_instructions; priced by
+    launch.fetch_cycles: held-out matmul error 16.55 -> 15.32 % on the H100, 22.93 -> 21.41 % on the H200).
+    A slice past inner
     is zero-filled and computed: the steps counted are the slices' (a configuration without ``slice``, from
     before it was a tunable, ran slices of 8)."""
     e, m, r = np.dtype(dtype).itemsize, params["m"], params["r"]
@@ -95,6 +113,9 @@ def matmul_plan(rows: int, inner: int, cols: int, dtype: str, params: dict) -> P
     stash = 2 * m * 8 * e // 128 + (m * 8 // vec // 32) * (4 + vec * (8 // vec))
     wavefronts = steps * warps * per_step + steps // 8 * stash
     double = params["buffers"] == 2
+    # the loop most tiles run: the unchecked one where the pitches allow it and most tiles are whole
+    checked = inner % depth or cols % vec or 2 * (rows // m) * (cols // m) < tiles
+    loop = SASS_BYTES * matmul_loop_instructions(m, r, params["buffers"], depth, e, bool(checked))
     a_bytes, b_bytes_all, out_bytes = rows * inner * e, inner * cols * e, rows * cols * e
     entry, sides = _entry(rows == inner == cols, rows, inner, cols)
     name = f"matmul_{suffix(dtype)}_m{m}_r{r}_b{params['buffers']}_k{depth}{entry}"
@@ -108,7 +129,7 @@ def matmul_plan(rows: int, inner: int, cols: int, dtype: str, params: dict) -> P
                         ahead_l2_rounds=per_block * (slices - 1) * pieces if double else 0.0,
                         shared_wavefronts=per_block * wavefronts,
                         shared_rounds=per_block * slices * (1 if double else 2), flops=per_block * 2 * m * m * steps,
-                        chains=r * r, barriers=per_block * slices * (1 if double else 2),
+                        chains=r * r, loop_bytes=loop, barriers=per_block * slices * (1 if double else 2),
                         fp64=dtype == "float64", working=tiles, source=SOURCE),))
 
 

@@ -540,6 +540,13 @@ def code_loop_cycles(n: int, warps: int, grid: int = 1, instructions: int = 1 <<
     return [int(c) / (iters * n) for c in cycles.get()]
 
 
+def lone_loop_cycles(sms: int) -> Curve:
+    """The model's code-fetch curve (CURVES' ``lone_loop_cycles``) over CODE_LOOPS' sizes: a block of one warp on
+    every SM, the warps' median."""
+    lone = tuple(statistics.median(code_loop_cycles(n, 1, sms)) for n in CODE_LOOPS)
+    return Curve(tuple(16.0 * n for n in CODE_LOOPS), lone, *CURVES["lone_loop_cycles"])
+
+
 def attributes() -> dict[str, Quantity]:
     cp = cupy()
     a = cp.cuda.Device().attributes
@@ -595,6 +602,7 @@ def probe(functions=(), log=lambda message: None) -> MachineFile:
                                         PARAMETERS["l2_dirty_bytes"][1])
     for kind in ("scatter", "gather"):
         curves[f"{kind}_rate"] = scattered_rate(kind)
+    curves["lone_loop_cycles"] = lone_loop_cycles(sms)
     log("probe: latencies and L2")
     values["clock"] = _summary(clock_ghz(), "GHz", PARAMETERS["clock"][1])
     values["shared_latency"] = _summary(shared_latency(), "cycle", PARAMETERS["shared_latency"][1])

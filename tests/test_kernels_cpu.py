@@ -79,6 +79,29 @@ def test_the_alu_probe_keeps_its_eight_chains_of_funnel_shifts(probe_ptx):
     assert "mad.lo" not in body.split("shf.l.wrap.b32", 1)[1].rsplit("shf.l.wrap.b32", 1)[0]
 
 
+def test_the_matmul_plan_counts_its_slice_loop_s_code_as_the_sass_holds_it():
+    """Each float32 matmul function's two slice loops (unchecked, checked) as sass_mix counted them in its sm_90 SASS
+    (bench/results/sass/matmul_paths/: the loops that hold a barrier; the outer tile loop holds both). The
+    plan's count is within 9 % of each loop of 1024 instructions or more, the sizes where the instruction cache
+    (32 KB, 2048 instructions) is near, and under 1024 wherever the loop is."""
+    import json
+    from pathlib import Path
+    from memtune.kernels.conv_matmul import matmul_loop_instructions
+
+    counts = json.loads((Path(__file__).parents[1] / "bench/results/sass/matmul_paths/sass_mix.json").read_text())
+    seen = 0
+    for name, function in counts["functions"].items():
+        m, r, buffers, depth = map(int, re.fullmatch(r"matmul_f32_m(\d+)_r(\d+)_b(\d+)_k(\d+)", name).groups())
+        small, large = sorted(loop["instructions"] for loop in function["barrier_loops"])[:2]
+        # the unchecked double-buffered loop of slices from 16 is the larger (unrolled twice), else the smaller
+        unchecked, checked = (large, small) if buffers == 2 and depth >= 16 else (small, large)
+        for sass, path in ((unchecked, False), (checked, True)):
+            planned = matmul_loop_instructions(m, r, buffers, depth, 4, path)
+            assert planned == pytest.approx(sass, rel=0.09) if sass >= 1024 else planned < 1024, (name, path)
+            seen += sass >= 1024
+    assert len(counts["functions"]) == 48 and seen == 19
+
+
 def test_only_files_that_include_the_selector_compile_per_kernel():
     from memtune.kernels.device import compiles_per_kernel
 

@@ -333,6 +333,25 @@ def test_a_waiting_block_idles_its_share_of_the_sm():
     assert float(L.launch_expr(t, m).subs(L.symbol_values(m))) == pytest.approx(t.total_ns)
 
 
+def test_a_loop_past_the_instruction_cache_waits_on_its_code_shared_by_its_block_s_warps_at_a_scheduler():
+    """A lone warp's cycles an instruction over a loop's bytes: 1 up to 32 KB, 2.5 from 40 KB. A loop of 48 KB
+    costs a 2-warp block's warps 2.5 / 1 cycles an instruction (each alone at its scheduler), a 16-warp block's
+    2.5 / 4 -> 1 (four a scheduler share each line fetched), and nothing where the loop is not counted or the
+    machine file has no curve."""
+    lone = Curve((4096.0, 32768.0, 40960.0, 131072.0), (1.0, 1.0, 2.5, 2.5), "cycle")
+    m = replace(toy(), curves={"lone_loop_cycles": lone})
+    pair, sixteen = L.Launch("f", 8, 64, chains=64, loop_bytes=49152), L.Launch("f", 8, 512, chains=64, loop_bytes=49152)
+    assert L.fetch_cycles(pair, m) == pytest.approx(2.5) and L.issue_cycles(pair, m) == pytest.approx(2.5)
+    assert L.fetch_cycles(sixteen, m) == 1.0 and L.fetch_cycles(L.Launch("f", 8, 256, loop_bytes=49152), m) == 1.25
+    assert L.fetch_cycles(replace(pair, loop_bytes=36864), m) == pytest.approx(1.75)  # 36 KB: half-way
+    assert L.fetch_cycles(replace(pair, loop_bytes=0), m) == 1.0 and L.fetch_cycles(pair, toy()) == 1.0
+    # one block of 2 warps alone: its 2e6 flops are 2e6 / 2 / 64 = 15625 warp FMAs a warp, 2.5 cycles each (clock
+    # 1 GHz) on its critical path, above the device rate's 2000 ns; one L2 round and a drain of 50 ns each
+    t = L.launch_time(L.Launch("f", 1, 64, rounds=1, flops=2e6, chains=64, loop_bytes=49152), L.Served(0, 0), m)
+    assert t.total_ns == pytest.approx(15625 * 2.5 + 50 + 50)
+    assert float(L.launch_expr(t, m).subs(L.symbol_values(m))) == pytest.approx(t.total_ns)
+
+
 def test_look_back_chain_and_queueing():
     m = toy()
     chained = L.Launch("f", 1, 32, accesses=(L.Access("a", 100),), rounds=1, chain=9)

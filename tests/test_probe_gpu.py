@@ -176,6 +176,16 @@ def test_a_lone_warp_issues_a_small_code_loop_at_about_an_fma_a_cycle_and_more_w
         probe.code_loop_cycles(300, 1)
 
 
+def test_the_lone_warp_curve_rises_past_the_instruction_cache():
+    """lone_loop_cycles: one warp on every SM, 1-1.5 cycles an instruction at 4 KB of code; at 256 KB, past every
+    instruction cache an SM has, at least 1.5 times that (2.5 on the H200 from 40 KB, 5.8 at 256 KB); one point a
+    probed loop, in bytes of code, in the curve's unit."""
+    sms = int(probe.attributes()["sms"].value)
+    curve = probe.lone_loop_cycles(sms)
+    assert curve.at == tuple(16.0 * n for n in probe.CODE_LOOPS) and curve.unit == "cycle"
+    assert 0.95 <= curve.values[0] <= 1.5 and curve.values[-1] >= 1.5 * curve.values[0]
+
+
 def test_the_alu_probe_measures_a_physical_rate_of_funnel_shifts():
     """alu_shf at full occupancy: between 16 and 128 lanes a cycle an SM at the probed clock (the guide's 64 for
     compute capability 9.0 lies between; one sample a timed launch)."""

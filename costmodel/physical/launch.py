@@ -203,6 +203,8 @@ class Launch:
                                      # the probed FMA latency each
     chains: int = 1                  # independent dependency chains in one warp's instruction stream (accumulators
                                      # fed by registers); see issue_cycles
+    loop_bytes: float = 0.0          # code of the loop a block spends its time in, where it may outgrow the
+                                     # instruction cache (0: not counted); see fetch_cycles
     barriers: float = 0.0            # barrier intervals of one block: each ends one shared latency after its
                                      # last wavefront (the pipeline drains before the barrier lets go; see
                                      # SharedAccess.after for the other idle)
@@ -584,8 +586,23 @@ def issue_cycles(launch: Launch, machine) -> float:
     """Cycles between one warp's instructions: each waits for the result of one ``launch.chains`` back, one ALU
     latency (the probed FMA latency, cycles) after it issued, and no warp issues faster than one a cycle. A lone
     warp of the convolution (one chain: each tap's FMAs wait on that tap's shared read) measures 4-6 cycles an
-    instruction on the H100 (its SASS instructions against its time at d = 1, 2026-11-26)."""
-    return max(1.0, machine["fma_latency"] / max(1, launch.chains))
+    instruction on the H100 (its SASS instructions against its time at d = 1, 2026-11-26). A loop past the
+    instruction cache waits on its code as well (fetch_cycles)."""
+    return max(1.0, machine["fma_latency"] / max(1, launch.chains), fetch_cycles(launch, machine))
+
+
+SCHEDULERS = 4      # warp schedulers of an SM (sm_70 to sm_90): a block's warps are dealt to them in turn
+
+
+def fetch_cycles(launch: Launch, machine) -> float:
+    """Cycles an instruction of one warp of the launch's loop waiting on its code: the probed slowdown of a lone
+    warp at ``launch.loop_bytes`` (1 where the loop fits the instruction cache), shared with the warps of its block
+    at the same scheduler, which follow it to the same lines. On the H200 a lone warp issues a loop of 40-128 KB at
+    2.4 cycles an instruction against 1.02 at 4-28 KB, and eight warps of one block (two a scheduler) at 2.26
+    against 2.02 (bench/results/h200/code_fetch/). The matmul's 64 x 64 tile of 2-warp blocks runs its 45 KB
+    slice-32 loop 1.47-1.68x its 22 KB slice-16 loop at one to 16 blocks, where the 128 x 128 tile (8 warps) runs
+    its 40 KB loop 0.93-0.95x its 21 KB one (bench/results/h200/offladder/matmul_1129)."""
+    return max(1.0, machine.fetch_slowdown(launch.loop_bytes) / -(-launch.warps // SCHEDULERS))
 
 
 def fma_chain_ns(launch: Launch, machine) -> float:
@@ -672,8 +689,9 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
     phi = PHI64 if launch.fp64 else PHI
     per_warp_flops = WARP_LANES * 2 * (PHI64 / PHI if launch.fp64 else 1)
     wavefronts = launch_wavefronts(launch, machine)
+    fetch = sympy.nsimplify(fetch_cycles(launch, machine))
     warp_issue = (sympy.nsimplify(launch.flops / launch.warps) / per_warp_flops
-                  + sympy.nsimplify(wavefronts / launch.warps)) * sympy.Max(1, FMA / max(1, launch.chains)) / SIGMA
+                  + sympy.nsimplify(wavefronts / launch.warps)) * sympy.Max(1, FMA / max(1, launch.chains), fetch) / SIGMA
     ahead = sympy.Max(0, sympy.nsimplify(launch.ahead_l2_rounds) * LAT2 - warp_issue) if launch.ahead_l2_rounds else 0
     ticket = sympy.Max(LAT2, sympy.nsimplify(ticket_bytes(launch, grid, concurrent)) / BETA2) if launch.tickets else 0
     stores = sympy.nsimplify(launch.store_barriers * (harmonic(launch.warps) - 1)) * STORE if launch.store_barriers else 0

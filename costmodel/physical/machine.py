@@ -74,6 +74,9 @@ CURVES = {
     "gather_rate": ("1/ns", "4-byte reads per ns of every word of an array of that many bytes, each once in a "
                             "scrambled order (each read of a warp in its own 32-byte sector), full occupancy, after "
                             "a clean flush of the L2 (probe.cu's gather_words_4)"),
+    "lone_loop_cycles": ("cycle", "cycles an instruction of a lone warp looping over that many bytes of code, one "
+                                  "block of one warp on every SM, median of the warps (probe.cu's code_loop_<N>: N "
+                                  "FMAs in 8 independent chains, 16 N bytes)"),
 }
 
 
@@ -190,6 +193,15 @@ class MachineFile:
         of it; None where the machine file has no such curve."""
         curve = self._scattered_curve(write)
         return None if curve is None else curve.values[0]
+
+    def fetch_slowdown(self, code_bytes: float) -> float:
+        """A lone warp's cycles an instruction of a loop of ``code_bytes`` bytes of code over the same at the smallest
+        probed loop: past the instruction cache it waits for its code to be fetched. 1 where ``code_bytes`` is 0
+        (not counted) or the machine file has not probed the curve."""
+        lone = self.curves.get("lone_loop_cycles")
+        if not code_bytes or lone is None:
+            return 1.0
+        return max(1.0, lone(code_bytes) / lone.values[0])
 
     def __getitem__(self, name: str) -> float:
         if name not in self.values:
