@@ -824,3 +824,35 @@ def test_a_first_run_over_the_limit_is_repeated_once_where_it_launched_a_functio
     with pytest.raises(m.TrialFailed, match="800.0 ms > 200"):
         slow._first_run({"ept": 8})                      # a new function, repeated once, and slow both times
     assert not slow.runs
+
+
+
+def test_a_library_peer_s_first_call_in_a_process_over_the_limit_is_repeated_once(monkeypatch):
+    """cuBLAS through cupy.matmul sets its library up on its first call (207.9 ms, then 0.12): that call is repeated
+    once; a later first run of the same peer over the limit is not (nothing was set up), nor is a kernel's."""
+    from types import SimpleNamespace
+
+    from memtune.tuner.objectives import measure as m
+
+    monkeypatch.setattr(m, "compilations", lambda: 7)
+    monkeypatch.setattr(m, "loads", lambda: 3)
+    monkeypatch.setattr(m, "_PEERS_CALLED", set())
+
+    def objective(name, peer, times):
+        o = object.__new__(m.MeasureObjective)
+        o.problem, o.limit = SimpleNamespace(kernel=SimpleNamespace(name=name, peer=peer)), 200.0
+        o.runs = list(times)
+        o._timed_run = lambda params: (None, o.runs.pop(0))
+        return o
+
+    first = objective("cupy_matmul", True, [207.9, 0.12])
+    first._first_run({})
+    assert first._last_ms == 0.12 and not first.runs
+    later = objective("cupy_matmul", True, [250.0, 0.12])
+    with pytest.raises(m.TrialFailed, match="250.0 ms > 200"):
+        later._first_run({})
+    assert later.runs == [0.12]
+    ours = objective("matmul_hmm", False, [250.0, 0.12])
+    with pytest.raises(m.TrialFailed, match="250.0 ms > 200"):
+        ours._first_run({"d": 1})
+    assert ours.runs == [0.12]
