@@ -90,9 +90,8 @@ def matmul_plan(rows: int, inner: int, cols: int, dtype: str, params: dict) -> P
     accumulators are as many independent chains, so its warp issues an instruction a cycle, where its slice loop
     fits the instruction cache (``loop_bytes``: the loop most tiles run, by matmul_loop_instructions; priced by
     launch.fetch_cycles: held-out matmul error 16.55 -> 15.32 % on the H100, 22.93 -> 21.41 % on the H200).
-    A slice past inner
-    is zero-filled and computed: the steps counted are the slices' (a configuration without ``slice``, from
-    before it was a tunable, ran slices of 8)."""
+    A slice past inner is zero-filled and computed: the steps counted are the slices' (a configuration without
+    ``slice``, from before it was a tunable, ran slices of 8)."""
     e, m, r = np.dtype(dtype).itemsize, params["m"], params["r"]
     depth = params.get("slice", 8)
     tiles = cdiv(rows, m) * cdiv(cols, m)
