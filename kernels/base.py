@@ -315,6 +315,15 @@ def unrolled_rounds(loads: int) -> int:
     return loads % 4 + loads // 4
 
 
+def grid_stride_rounds(items: int, threads: int) -> int:
+    """Dependent global rounds of the slowest thread of ``threads`` walking ``items`` iterations grid-stride (a loop
+    of unrolled_rounds' kind): its threads take ⌊items / threads⌋ iterations or one more, and the rounds are not
+    monotone in the iterations (three single iterations wait three rounds, four unrolled ones one), so a block waits
+    for whichever of the two counts takes more."""
+    fewer, more = items // threads, cdiv(items, threads)
+    return max(unrolled_rounds(fewer), unrolled_rounds(more))
+
+
 def sectors(elements: float, itemsize: int) -> float:
     """Bytes a coalesced access of ``elements`` moves in 32-byte sectors."""
     return cdiv(int(elements) * itemsize, 32) * 32

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from ..costmodel.physical.launch import Access, Array, Launch, Plan, Scalar
-from .base import Inputs, Kernel, cdiv, cupy, dtype_of, grid_stride, hmm_occupancy, suffix, unrolled_rounds
+from .base import Inputs, Kernel, cdiv, cupy, dtype_of, grid_stride, grid_stride_rounds, hmm_occupancy, suffix
 
 SOURCE = "conv_matmul.cu"
 SASS_BYTES = 16                # an sm_70-sm_90 instruction
@@ -36,9 +36,10 @@ def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> P
     r = 1 is CONV-DMM's two a tap. On a column's critical path: one dependent shared round a filter column
     (its loads issue together, unrolled) and each output's chain of (2v + 1)^2 FMAs into its accumulator
     (the r outputs' chains run side by side), while the warp's instructions issue as one chain (each tap's FMAs
-    wait on that tap's shared read: ``chains`` 1, an FMA latency an instruction). A thread's ⌈halo / p⌉ halo loads
-    are the rounds of nvcc's four-fold unroll (:func:`~.base.unrolled_rounds`: four predicated loads before their
-    four shared stores in the SASS). Two barriers a tile."""
+    wait on that tap's shared read: ``chains`` 1, an FMA latency an instruction). A thread's ⌊halo / p⌋ or ⌈halo / p⌉ halo
+    loads are the rounds of nvcc's four-fold unroll (:func:`~.base.unrolled_rounds`: four predicated loads before
+    their four shared stores in the SASS), the block waiting for whichever takes more (:func:`~.base.
+    grid_stride_rounds`). Two barriers a tile."""
     e, size = np.dtype(dtype).itemsize, h * w * count
     p, tile, r = params["p"], params["tile"], params["r"]
     tiles = cdiv(h, tile) * cdiv(w, tile) * count
@@ -53,7 +54,7 @@ def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> P
                         args=(Array("a"), Array("f"), Array("out"), *sides),
                         accesses=(Access("a", size * e), Access("a", tiles * (halo - tile * tile) * e, cached=True),
                                   Access("out", size * e, write=True)),
-                        rounds=per_block * unrolled_rounds(cdiv(halo, p)), shared_wavefronts=per_block * wide * (
+                        rounds=per_block * grid_stride_rounds(halo, p), shared_wavefronts=per_block * wide * (
                             cdiv(halo, 32) + reads * cdiv(columns, 32)),
                         shared_rounds=per_block * cdiv(columns, p) * k,
                         fma_chain=per_block * cdiv(columns, p) * taps, barriers=per_block * 2,

@@ -6,7 +6,8 @@ import numpy as np
 
 from ..costmodel.errors import ParameterError
 from ..costmodel.physical.launch import Access, Array, Launch, Plan, Scalar
-from .base import Inputs, Kernel, cdiv, cupy, dtype_of, lookback_arrays, status_word_bytes, suffix, umm_threads, unrolled_rounds
+from .base import (Inputs, Kernel, cdiv, cupy, dtype_of, grid_stride_rounds, lookback_arrays, status_word_bytes, suffix,
+                   umm_threads)
 from .executor import copy_launch, epoch_argument
 
 SOURCE = "scan.cu"
@@ -177,10 +178,10 @@ class SinglePassSum(_ScanBase):
         return Plan({"a": size * e, "partial": d * e, "out": e},
                     (Launch(first, d, t, args=(Array("a"), partial, Scalar(size, "int64")),
                             accesses=(Access("a", size * e), Access("partial", d * e, write=True)),
-                            rounds=unrolled_rounds(cdiv(size * e, d * t * per_load)), source=SOURCE),
+                            rounds=grid_stride_rounds(size * e // per_load, d * t), source=SOURCE),
                      Launch(f"reduce_partials_{suffix(dtype)}", 1, 1024, args=(partial, Array("out"), Scalar(d, "int64")),
                             accesses=(Access("partial", d * e), Access("out", e, write=True)),
-                            rounds=unrolled_rounds(cdiv(d, 1024)), source=SOURCE)))
+                            rounds=grid_stride_rounds(d, 1024), source=SOURCE)))
 
 
 MAX_BLOCK_VECTORS = 4096      # 16 registers a vector held (scan_resident: 8 in each of two tiles): at most 64K a block

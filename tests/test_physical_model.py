@@ -291,9 +291,26 @@ def test_a_loop_nvcc_unrolls_by_four_waits_a_round_a_four_loads():
     from memtune.kernels.base import unrolled_rounds
 
     assert [unrolled_rounds(k) for k in (1, 3, 4, 5, 8, 41, 145)] == [1, 3, 1, 2, 2, 11, 37]
-    # 2^24 floats in 16-byte loads over 528 blocks of 512 threads: 16 loads a thread (4 rounds); 528 partials, 1
+    # 2^24 floats in 16-byte loads over 528 blocks of 512 threads: 15.5 loads a thread, 15 (3 single and 3 unrolled
+    # rounds) or 16 (4): 6 rounds, the slower (grid_stride_rounds); 528 partials, 1
     first, second = get("sum_single_pass").launch_plan(1 << 24, "float32", {"threads": 512, "d": 528}, {}).launches
-    assert (first.rounds, second.rounds) == (4, 1)
+    assert (first.rounds, second.rounds) == (6, 1)
+
+
+def test_a_grid_stride_loop_waits_for_its_slowest_thread_s_rounds():
+    """Threads of a grid-stride loop take ⌊items / threads⌋ iterations or one more; three single iterations wait
+    three rounds where four unrolled ones wait one, so the block waits three. 2^20 floats in 16-byte loads over 132
+    blocks of 512 threads: 3.88 loads a thread, 3 or 4: three rounds (one by the ceiling alone); over 264 blocks,
+    1.94: 1 or 2, two rounds; 2112 partials over 1024 threads: 2 or 3, three."""
+    from memtune.kernels import get
+    from memtune.kernels.base import grid_stride_rounds
+
+    assert [grid_stride_rounds(items, 10) for items in (30, 35, 40, 45, 9, 0)] == [3, 3, 1, 2, 1, 0]
+    sum_pass = get("sum_single_pass")
+    one = sum_pass.launch_plan(1 << 20, "float32", {"threads": 512, "d": 132}, {}).launches
+    two = sum_pass.launch_plan(1 << 20, "float32", {"threads": 512, "d": 264}, {}).launches
+    wide = sum_pass.launch_plan(1 << 24, "float32", {"threads": 256, "d": 2112}, {}).launches
+    assert (one[0].rounds, two[0].rounds, wide[1].rounds) == (3, 2, 3)
 
 
 def test_block_scheduling_atomics_and_host_arguments_by_hand():
