@@ -22,9 +22,9 @@ for warps in (1, 2, 4, 8, 16, 32):
         for n in probe.CODE_LOOPS:
             grid = sms * per_sm if per_sm else 1
             cpi = probe.code_loop_cycles(n, warps, grid)
-            row = {"fmas": n, "code_bytes": 16 * n, "warps": warps, "grid": grid, "blocks_per_sm": per_sm or 1 / sms,
+            row = {"fmas": n, "code_bytes": probe.code_loop_bytes(n), "warps": warps, "grid": grid, "blocks_per_sm": per_sm or 1 / sms,
                    "cycles_per_instruction": statistics.median(cpi), "spread": [min(cpi), max(cpi)]}
             rows.append(row)
-            print(f"{warps:2d} warps, grid {grid:5d}, {16 * n // 1024:4d} KB: {row['cycles_per_instruction']:6.3f} "
+            print(f"{warps:2d} warps, grid {grid:5d}, {probe.code_loop_bytes(n) // 1024:4d} KB: {row['cycles_per_instruction']:6.3f} "
                   f"cycles an instruction (warps {min(cpi):.3f}-{max(cpi):.3f})", flush=True)
 save(rows)

@@ -5,11 +5,10 @@ import math
 
 import numpy as np
 
-from ..costmodel.physical.launch import Access, Array, Launch, Plan, Scalar
+from ..costmodel.physical.launch import INSTRUCTION_BYTES, Access, Array, Launch, Plan, Scalar
 from .base import Inputs, Kernel, cdiv, cupy, dtype_of, grid_stride, grid_stride_rounds, hmm_occupancy, suffix
 
 SOURCE = "conv_matmul.cu"
-SASS_BYTES = 16                # an sm_70-sm_90 instruction
 GRID = (0, 1, 2, 4, 8, 16, 32, 64, 128, 132, 256, 264, 512, 528, 1024, 2048)   # 0: one block per tile
 MATMUL_TILES = {(32, 1), (32, 2), (32, 4), (64, 2), (64, 4), (64, 8), (128, 4), (128, 8)}   # (m, register tile)
 
@@ -36,10 +35,10 @@ def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> P
     r = 1 is CONV-DMM's two a tap. On a column's critical path: one dependent shared round a filter column
     (its loads issue together, unrolled) and each output's chain of (2v + 1)^2 FMAs into its accumulator
     (the r outputs' chains run side by side), while the warp's instructions issue as one chain (each tap's FMAs
-    wait on that tap's shared read: ``chains`` 1, an FMA latency an instruction). A thread's ⌊halo / p⌋ or ⌈halo / p⌉ halo
-    loads are the rounds of nvcc's four-fold unroll (:func:`~.base.unrolled_rounds`: four predicated loads before
-    their four shared stores in the SASS), the block waiting for whichever takes more (:func:`~.base.
-    grid_stride_rounds`). Two barriers a tile."""
+    wait on that tap's shared read: ``chains`` 1, an FMA latency an instruction). A thread's ⌊halo / p⌋ or
+    ⌈halo / p⌉ halo loads are the rounds of nvcc's four-fold unroll (:func:`~.base.unrolled_rounds`: four predicated
+    loads before their four shared stores in the SASS), the block waiting for whichever takes more
+    (:func:`~.base.grid_stride_rounds`). Two barriers a tile."""
     e, size = np.dtype(dtype).itemsize, h * w * count
     p, tile, r = params["p"], params["tile"], params["r"]
     tiles = cdiv(h, tile) * cdiv(w, tile) * count
@@ -115,7 +114,7 @@ def matmul_plan(rows: int, inner: int, cols: int, dtype: str, params: dict) -> P
     double = params["buffers"] == 2
     # the loop most tiles run: the unchecked one where the pitches allow it and most tiles are whole
     checked = inner % depth or cols % vec or 2 * (rows // m) * (cols // m) < tiles
-    loop = SASS_BYTES * matmul_loop_instructions(m, r, params["buffers"], depth, e, bool(checked))
+    loop = INSTRUCTION_BYTES * matmul_loop_instructions(m, r, params["buffers"], depth, e, bool(checked))
     a_bytes, b_bytes_all, out_bytes = rows * inner * e, inner * cols * e, rows * cols * e
     entry, sides = _entry(rows == inner == cols, rows, inner, cols)
     name = f"matmul_{suffix(dtype)}_m{m}_r{r}_b{params['buffers']}_k{depth}{entry}"

@@ -13,7 +13,7 @@ import time
 
 import numpy as np
 
-from ..costmodel.physical.launch import harmonic
+from ..costmodel.physical.launch import INSTRUCTION_BYTES, harmonic
 from ..costmodel.physical.machine import (CURVES, OPTIONAL_PARAMETERS, PARAMETERS, Curve, KernelResources, MachineFile,
                                           Quantity)
 
@@ -524,6 +524,11 @@ def fma_latency(dtype: str, iters: int = 20000) -> list[float]:
 CODE_LOOPS = (256, 512, 1024, 1536, 1792, 2048, 2304, 2560, 3072, 3584, 4096, 8192, 16384)
 
 
+def code_loop_bytes(n: int) -> int:
+    """The code of probe.cu's ``code_loop_<n>``: its n FMAs, an instruction each."""
+    return INSTRUCTION_BYTES * n
+
+
 def code_loop_cycles(n: int, warps: int, grid: int = 1, instructions: int = 1 << 21) -> list[float]:
     """Cycles (clock64) per instruction of each warp of ``grid`` blocks of ``warps`` warps, every warp running a loop
     of ``n`` FMAs (probe.cu's ``code_loop_<n>``, 16 ``n`` bytes of code) about ``instructions`` times in all: one
@@ -544,7 +549,7 @@ def lone_loop_cycles(sms: int) -> Curve:
     """The model's code-fetch curve (CURVES' ``lone_loop_cycles``) over CODE_LOOPS' sizes: a block of one warp on
     every SM, the warps' median."""
     lone = tuple(statistics.median(code_loop_cycles(n, 1, sms)) for n in CODE_LOOPS)
-    return Curve(tuple(16.0 * n for n in CODE_LOOPS), lone, *CURVES["lone_loop_cycles"])
+    return Curve(tuple(float(code_loop_bytes(n)) for n in CODE_LOOPS), lone, *CURVES["lone_loop_cycles"])
 
 
 def attributes() -> dict[str, Quantity]:

@@ -357,7 +357,8 @@ def test_a_loop_past_the_instruction_cache_waits_on_its_code_shared_by_its_block
     machine file has no curve."""
     lone = Curve((4096.0, 32768.0, 40960.0, 131072.0), (1.0, 1.0, 2.5, 2.5), "cycle")
     m = replace(toy(), curves={"lone_loop_cycles": lone})
-    pair, sixteen = L.Launch("f", 8, 64, chains=64, loop_bytes=49152), L.Launch("f", 8, 512, chains=64, loop_bytes=49152)
+    pair = L.Launch("f", 8, 64, chains=64, loop_bytes=49152)
+    sixteen = L.Launch("f", 8, 512, chains=64, loop_bytes=49152)
     assert L.fetch_cycles(pair, m) == pytest.approx(2.5) and L.issue_cycles(pair, m) == pytest.approx(2.5)
     assert L.fetch_cycles(sixteen, m) == 1.0 and L.fetch_cycles(L.Launch("f", 8, 256, loop_bytes=49152), m) == 1.25
     assert L.fetch_cycles(replace(pair, loop_bytes=36864), m) == pytest.approx(1.75)  # 36 KB: half-way

@@ -592,6 +592,7 @@ def issue_cycles(launch: Launch, machine) -> float:
 
 
 SCHEDULERS = 4      # warp schedulers of an SM (sm_70 to sm_90): a block's warps are dealt to them in turn
+INSTRUCTION_BYTES = 16   # an sm_70-sm_90 SASS instruction: a loop's code is its instructions times this
 
 
 def fetch_cycles(launch: Launch, machine) -> float:
@@ -690,8 +691,9 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
     per_warp_flops = WARP_LANES * 2 * (PHI64 / PHI if launch.fp64 else 1)
     wavefronts = launch_wavefronts(launch, machine)
     fetch = sympy.nsimplify(fetch_cycles(launch, machine))
+    issue = sympy.Max(1, FMA / max(1, launch.chains), fetch)
     warp_issue = (sympy.nsimplify(launch.flops / launch.warps) / per_warp_flops
-                  + sympy.nsimplify(wavefronts / launch.warps)) * sympy.Max(1, FMA / max(1, launch.chains), fetch) / SIGMA
+                  + sympy.nsimplify(wavefronts / launch.warps)) * issue / SIGMA
     ahead = sympy.Max(0, sympy.nsimplify(launch.ahead_l2_rounds) * LAT2 - warp_issue) if launch.ahead_l2_rounds else 0
     ticket = sympy.Max(LAT2, sympy.nsimplify(ticket_bytes(launch, grid, concurrent)) / BETA2) if launch.tickets else 0
     stores = sympy.nsimplify(launch.store_barriers * (harmonic(launch.warps) - 1)) * STORE if launch.store_barriers else 0
