@@ -8,7 +8,8 @@ diagonals) are summed into one line. Events between launches add their own small
 up to a little more than the run's total, which is printed too.
 
 Run: ``python bench/launch_times.py KERNEL SIZE 'PARAMS' [--dtype float32] [--case '{}'] [--out F.json]``;
-several configurations: ``--batch FILE`` (a JSON list of [kernel, size, params]).
+several configurations: ``--batch FILE`` (a JSON list of [kernel, size, params]; consecutive entries of one kernel and
+size share one set of inputs).
 """
 from __future__ import annotations
 
@@ -30,12 +31,23 @@ from memtune.kernels.executor import bind  # noqa: E402
 from memtune.kernels.timing import Device, flush_l2, hold_gpu, warm_up  # noqa: E402
 
 
+_HELD: dict = {}   # the last problem's inputs, kept for the next configuration of the same problem
+
+
+def _inputs(kernel, size: int, dtype: str, case: dict):
+    key = (kernel.name, size, dtype, json.dumps(case, sort_keys=True))
+    if key not in _HELD:
+        _HELD.clear()                     # one problem's arrays at a time, so that the largest fit
+        _HELD[key] = kernel.make_inputs(size, dtype, **case)
+    return _HELD[key]
+
+
 def launch_times(name: str, size: int, params: dict, dtype: str, case: dict, repeats: int) -> dict:
     """Measured and predicted time (µs) of every group of consecutive launches of one function."""
     cp = cupy()
     kernel = kernels.get(name)
     params = kernel.check_params(params)
-    inputs = kernel.make_inputs(size, dtype, **case)
+    inputs = _inputs(kernel, size, dtype, case)
     plan = kernel.plan(size, dtype, params, inputs.case)
     steps = bind(plan, inputs)
     events = [cp.cuda.Event() for _ in range(len(steps) + 1)]
