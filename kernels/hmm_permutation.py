@@ -15,6 +15,7 @@ import math
 import re
 
 import numpy as np
+from scipy.stats import binom
 
 from ..costmodel import permutations as perms
 from ..costmodel import schedules
@@ -343,20 +344,49 @@ class Scheduled(_Scatter):
         return Inputs(size, dtype, seed, arrays, {"perm": perm}, {"a": a, "p": p})
 
 
-def bucket_runs(size: int, tile: int, window: int) -> float:
-    """Expected runs the bucketed permutation's first pass writes for a random permutation: a tile's
-    elements bound for one window, where it has any (each of its ``tile`` elements picks one of the windows)."""
-    tiles, windows = cdiv(size, tile), cdiv(size, window)
-    return tiles * windows * -math.expm1(min(tile, size) * math.log1p(-1 / windows)) if windows > 1 else tiles
+LANE_BYTES = 16     # each lane of the bucketed passes moves one 16-byte chunk of its tile's slots a loop step
+LINE_BYTES = 128    # an L2 line: a warp's store goes out as one request for each line it touches
 
 
 @functools.lru_cache(maxsize=None)
-def _runs(perm: str, size: int, tile: int, window: int) -> float:
-    """The runs pass 1 writes: for a named permutation counted (the windows each tile's destinations fall in),
-    for a random one or a caller's own the expectation (:func:`bucket_runs`)."""
+def _run_lengths(perm: str, size: int, tile: int, window: int) -> tuple[np.ndarray, np.ndarray]:
+    """(lengths, how many runs of each length) pass 1 writes: a tile's elements bound for one window. A random
+    permutation's (or a caller's own) expected: each of a tile's elements falls in one of the windows, a binomial
+    count a (tile, window) pair; a named permutation's counted."""
+    windows, span = cdiv(size, window), min(tile, size)
     if _unnamed(perm) or perm == "random":
-        return bucket_runs(size, tile, window)
-    return perms.group_distribution(perms.resolve(perm, size, 0), tile, window)
+        mean = span / windows
+        k = np.arange(1, min(span, int(mean + 12 * math.sqrt(mean) + 12)) + 1)
+        return k, cdiv(size, tile) * windows * binom.pmf(k, span, 1 / windows)
+    p = perms.resolve(perm, size, 0)
+    _, lengths = np.unique(np.arange(size, dtype=np.int64) // tile * windows + p // window, return_counts=True)
+    return tuple(np.unique(lengths, return_counts=True))
+
+
+def _instructions_touched(lengths: np.ndarray, per_lane: int) -> np.ndarray:
+    """Warp store instructions a run of each length takes part in, over the run's start in a warp's chunk of
+    32 lanes x ``per_lane`` slots: instruction i stores slot i of each lane's ``per_lane``, so a run's piece in
+    one chunk is in min(piece, per_lane) of them."""
+    chunk = 32 * per_lane
+    k, start = lengths[:, None], np.arange(chunk)[None, :]
+    chunks = (start + k - 1) // chunk + 1
+    first = np.minimum(k, chunk - start)
+    last = np.where(chunks > 1, (start + k - 1) % chunk + 1, 0)
+    touched = np.minimum(first, per_lane) + np.minimum(last, per_lane) + np.maximum(chunks - 2, 0) * per_lane
+    return touched.mean(axis=1)
+
+
+def line_requests(perm: str, size: int, tile: int, window: int, itemsize: int) -> float:
+    """L2 requests of pass 1's writes to ``mid``. In one store instruction the lanes of one run write 16 bytes apart
+    (consecutive slots hold consecutive targets, and a lane's chunk is 16 bytes of slots), so m of them touch
+    1 + (m - 1) / 8 lines on average; summed over a run's instructions, (7/8) x instructions + elements / 8. Runs of
+    fewer elements than a lane's chunk thus cost a request each element; long runs an eighth of one. (Measured on
+    the H200, `bench/results/h200/bucketed_passes/`: pass 1's time follows these requests at the probed L2 scatter
+    rate, 66 a ns fitted against 70 probed, where sectors at the rate of their footprint missed by 0.4-1.7x.)"""
+    lengths, runs = _run_lengths(perm, size, tile, window)
+    per_lane = LANE_BYTES // itemsize
+    spread = LANE_BYTES / LINE_BYTES
+    return float((1 - spread) * (runs * _instructions_touched(lengths, per_lane)).sum() + spread * size)
 
 
 def _scattered_wavefronts(span: int, itemsize: int) -> float:
@@ -423,15 +453,21 @@ class Bucketed(_Scatter):
         return {"n": size, "T": params["tile"], "W": params["window"], "c": permutation_stages(span, limits.w)}
 
     def launch_plan(self, size, dtype, params, case):
-        """Two launches. Pass 1's runs start and end inside sectors: each run adds a sector's worth of bytes
-        less one element, written back as the partial sectors of a scattered write (measured: the L2 does not
-        join neighbouring runs before they reach DRAM). A warp's writes into shared memory land at random
-        slots: the DMM simulator's stages of a random permutation of the tile."""
+        """Two launches. Pass 1's writes to ``mid`` are its runs' :func:`line_requests` at the L2's scatter rate:
+        a sector at a run's end is finished by the next tile's block, which runs beside it, so the L2 joins the
+        runs into whole sectors (reuse: a tile's writes), whose way back to DRAM hides under the requests (pass 1
+        measured as its reads plus its requests, whether ``mid`` fits the L2 or not; adding ``mid``'s bytes as
+        streamed priced the long runs 1.2-1.5x their time). A warp's writes into shared memory land at random
+        slots: the DMM simulator's stages of a random permutation of the tile.
+
+        Until 2026-11-29 each run's ragged ends were priced as partial sectors at the scatter rate of all of
+        ``mid``: pass 1 measured 0.4-1.7x that on the H200 (``bench/results/h200/bucketed_passes/``), flat across
+        run lengths past the L2 and slower than it below."""
         e, threads, tile, window = np.dtype(dtype).itemsize, params["threads"], params["tile"], params["window"]
         slot1, to, slot2 = _schedule_names(tile, window)
         n = Scalar(size, "int64")
         arrays = {"a": size * e, "mid": size * e, "out": size * e, slot1: 2 * size, to: 4 * size, slot2: 2 * size}
-        partial = _runs(case.get("perm", "random"), size, tile, window) * (32 - e)
+        requests = line_requests(case.get("perm", "random"), size, tile, window, e)
         # a thread's loop waits out each load before the shared store that follows it (the SASS: LDG, then its
         # STS, iteration after iteration, #pragma unroll 4 notwithstanding), and pass 1 again for each `to`; a
         # full tile loads 16 bytes a lane, one smaller than the array takes the scalar path, an element a lane
@@ -441,7 +477,8 @@ class Bucketed(_Scatter):
                       args=(Array("a"), Array(slot1), Array(to), Array("mid"), n,
                             Scalar(tile, "int32")),
                       accesses=(Access("a", size * e), Access(slot1, 2 * size), Access(to, 4 * size),
-                                Access("mid", size * e + partial, write=True, casual=True)),
+                                Access("mid", size * e, write=True, casual=True, requests=requests,
+                                       reuse=min(tile, size) * e)),
                       rounds=2 * tile_loads, shared_wavefronts=_scattered_wavefronts(min(tile, size), e),
                       shared_rounds=2, source=self.sources[0])
         place = Launch(f"bucket_window_{suffix(dtype)}", cdiv(size, window), threads, dynamic_shared=window * e,

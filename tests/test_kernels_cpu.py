@@ -247,30 +247,61 @@ def test_the_space_allows_the_threads_the_kernels_launch_bound_does():
 
 def test_bucketed_permutation_runs_are_counted_as_a_random_permutation_leaves_them():
     from memtune.costmodel import permutations as perms
-    from memtune.kernels.hmm_permutation import bucket_runs
+    from memtune.kernels.hmm_permutation import _run_lengths
 
     # 2 tiles of 4 elements, 2 windows: a tile misses a window with probability 1/16
-    assert bucket_runs(8, 4, 4) == pytest.approx(2 * 2 * (1 - 1 / 16))
-    assert bucket_runs(1000, 100, 1000) == 10                  # one window: one run a tile
+    lengths, runs = _run_lengths("random", 8, 4, 4)
+    assert runs.sum() == pytest.approx(2 * 2 * (1 - 1 / 16)) and (runs * lengths).sum() == pytest.approx(8)
+    lengths, runs = _run_lengths("random", 1000, 100, 1000)          # one window: one run a tile, of the whole tile
+    assert runs[lengths == 100].sum() == pytest.approx(10) and runs[lengths != 100].sum() == pytest.approx(0)
     n, tile, window = 1 << 14, 256, 512
-    counted = []
+    counted = np.zeros(tile + 1)
     for seed in range(20):
-        p = perms.random(n, seed)
-        counted.append(len(np.unique(np.arange(n) // tile * (n // window) + p // window)))
-    assert np.mean(counted) == pytest.approx(bucket_runs(n, tile, window), rel=0.01)
+        keys = np.arange(n) // tile * (n // window) + perms.random(n, seed) // window
+        counted += np.bincount(np.unique(keys, return_counts=True)[1], minlength=tile + 1) / 20
+    lengths, runs = _run_lengths("random", n, tile, window)
+    assert runs.sum() == pytest.approx(counted.sum(), rel=0.01)
+    assert runs[lengths == 8].sum() == pytest.approx(counted[8], rel=0.05)     # the most common length, 8 = 256 / 32
 
 
-def test_bucketed_permutation_plan_prices_the_partial_sectors_of_its_runs():
-    from memtune.kernels.hmm_permutation import bucket_runs
+def _warp_line_requests(perm, tile, window, itemsize):
+    """Every store instruction of pass 1 replayed on the real schedule: the 128-byte lines its 32 lanes touch."""
+    from memtune.costmodel import schedules
+
+    per_lane = 16 // itemsize
+    to = schedules.bucket_schedule(perm, tile, window).to.astype(np.int64)
+    lanes = np.transpose(to[:perm.size // tile * tile].reshape(-1, 32, per_lane), (0, 2, 1))
+    lines = np.sort(lanes * itemsize // 128, axis=2)
+    return int((1 + (np.diff(lines, axis=2) != 0).sum(axis=2)).sum())
+
+
+@pytest.mark.parametrize("tile,window,dtype", [(4096, 4096, "float32"), (1024, 8192, "float32"),
+                                               (8192, 8192, "float64"), (256, 1024, "float64")])
+def test_the_bucketed_permutation_counts_the_lines_its_warps_store_to(tile, window, dtype):
+    """Pass 1's L2 requests: the formula against every store instruction replayed on a random schedule, from runs of
+    about an element (one request each) to runs of 128 (an eighth of a request an element, and the seams)."""
+    from memtune.costmodel import permutations as perms
+    from memtune.kernels.hmm_permutation import line_requests
+
+    n, e = 1 << 16, np.dtype(dtype).itemsize
+    counted = _warp_line_requests(perms.random(n, 3), tile, window, e)
+    assert line_requests("random", n, tile, window, e) == pytest.approx(counted, rel=0.05)
+
+
+def test_bucketed_permutation_plan_prices_the_line_requests_of_its_runs():
+    from memtune.kernels.hmm_permutation import line_requests
 
     k = kernels.get("hmm_bucketed_permutation")
     n = 1 << 20
     plan = k.launch_plan(n, "float32", {"threads": 512, "tile": 4096, "window": 8192}, {"perm": "random"})
     runs, place = plan.launches
     assert (runs.blocks, place.blocks, runs.dynamic_shared, place.dynamic_shared) == (256, 128, 16384, 32768)
-    mid = [a for a in runs.accesses if a.array == "mid"][0]
-    assert mid.write and mid.casual and mid.bytes == pytest.approx(4 * n + 28 * bucket_runs(n, 4096, 8192))
-    assert bucket_runs(n, 4096, 8192) == pytest.approx(256 * 128 * (1 - (1 - 1 / 128) ** 4096))
+    (requests,) = [a for a in runs.accesses if a.array == "mid"]
+    assert requests.write and requests.casual and requests.bytes == 4 * n and requests.reuse == 4096 * 4
+    assert requests.requests == pytest.approx(line_requests("random", n, 4096, 8192, 4))
+    # 32 elements a tile a window on average: a run is in its 4 instructions and, a quarter of the time, 4 more
+    # past a chunk's end (4 x 31/128), 7/8 of a request each; and an eighth of a request an element
+    assert requests.requests / n == pytest.approx((0.875 * 4 * (1 + 31 / 128) + 32 / 8) / 32, rel=0.03)
     assert [a.array for a in place.accesses] == ["mid", "slot2_t4096_w8192", "out"]
     from memtune.costmodel.space import Limits
 
@@ -298,8 +329,10 @@ def test_a_row_wise_pass_waits_a_round_for_each_load_of_its_loops_and_walks_its_
 
 
 def test_a_named_permutation_s_bucketed_runs_are_counted():
-    from memtune.kernels.hmm_permutation import _runs, bucket_runs
+    from memtune.kernels.hmm_permutation import _run_lengths
 
-    assert _runs("identical", 1 << 16, 4096, 8192) == 16            # each tile lies in one window: a run a tile
-    assert _runs("bit-reversal", 1 << 16, 4096, 4096) == 16 * 16    # a tile's 4096 reversed indices hit all 16 windows
-    assert _runs("random", 1 << 16, 4096, 4096) == bucket_runs(1 << 16, 4096, 4096)
+    def runs(perm, tile, window):
+        return {int(k): int(c) for k, c in zip(*_run_lengths(perm, 1 << 16, tile, window))}
+
+    assert runs("identical", 4096, 8192) == {4096: 16}           # each tile lies in one window: a run a tile
+    assert runs("bit-reversal", 4096, 4096) == {256: 16 * 16}    # a tile's 4096 reversed indices hit all 16 windows

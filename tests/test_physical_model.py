@@ -739,6 +739,16 @@ def test_a_scattered_access_runs_at_the_probed_rate_of_its_footprint():
     assert t.memory_ns == pytest.approx(400 / 1.0 + 100 / 1.5)    # the streamed bytes, then the scattered sectors
 
 
+def test_a_casual_access_that_counts_its_requests_pays_for_them_not_for_its_sectors():
+    m = replace(toy(), curves={"scatter_rate": Curve((100.0, 1000.0), (2.0, 0.5), "1/ns")})
+    plan = L.Plan({"mid": 4000}, (L.Launch("f", 1, 32, accesses=(
+        L.Access("mid", 4000, write=True), L.Access("mid", 0, write=True, casual=True, requests=30, reuse=100))),))
+    served = L.serve(plan, m["l2_bytes"], True, 0.0, m.l2_hit, m.scattered_rate, m.scattered_issue_rate)[0]
+    # 30 requests at the rate of a 100-byte reuse (2 a ns), not 4000 / 32 sectors; the bytes streamed once
+    assert served.scattered_ns == pytest.approx(15.0) and served.scattered_issue_ns == pytest.approx(15.0)
+    assert served.dram == 4000
+
+
 def test_a_wave_waits_its_latency_on_its_streamed_bytes_not_on_its_probed_scattered_time():
     """The scattered rate is a whole probe kernel's time (its waves' latency in it): a wave takes the larger of its
     streamed bytes plus its rounds' latency and its streamed bytes plus its scattered time, not all three."""

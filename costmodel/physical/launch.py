@@ -72,6 +72,8 @@ class Access:
                                  # fewer than its array's (a transpose's neighbouring words come n̄ positions apart)
     fresh: bool = False          # a part of the array that no earlier launch of the run touched (a diagonal's
                                  # tiles): from DRAM however recently the launches before touched other parts
+    requests: float | None = None   # casual: the L2 requests it makes, where not one a sector (a warp's store goes
+                                    # out as one request a 128-byte line it touches, whatever sectors of it)
 
 
 @dataclass(frozen=True)
@@ -326,9 +328,9 @@ def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0,
 
     Where the machine has probed it, ``scattered(write, footprint)`` is the rate (sectors per ns) at which the
     device serves a casual access of an array of ``footprint`` bytes (or of its ``reuse``, the bytes that must stay
-    in the L2 for a sector's next touch to hit, where smaller) not yet in the L2: one request per sector,
-    each filled or written back by itself (on ECC memory a partial sector is read before it is written), which
-    the bytes of its sectors at the streaming bandwidths do not describe. Such an access's time is
+    in the L2 for a sector's next touch to hit, where smaller) not yet in the L2: one request per sector (or its
+    ``requests``), each filled or written back by itself (on ECC memory a partial sector is read before it is
+    written), which the bytes of its sectors at the streaming bandwidths do not describe. Such an access's time is
     ``Served.scattered_ns`` and none of its bytes are counted as streamed; ``issue(write)``, the rate the SMs
     issue such sectors at where no DRAM is behind them, gives ``Served.scattered_issue_ns``, the same sectors as
     fast as all the SMs issue them: an SM issues its blocks' sectors alone, so a wave waits for its busiest SM's
@@ -346,9 +348,10 @@ def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0,
             if a.cached or resident:
                 l2 += a.bytes
             elif a.casual and scattered and (rate := scattered(a.write, min(size, a.reuse or size))):
-                scattered_ns += a.bytes / SECTOR / rate
+                requests = a.bytes / SECTOR if a.requests is None else a.requests
+                scattered_ns += requests / rate
                 if issue:
-                    issue_ns += a.bytes / SECTOR / max(rate, issue(a.write) or rate)
+                    issue_ns += requests / max(rate, issue(a.write) or rate)
             elif a.write and fits:
                 l2 += a.bytes
             elif a.casual and not a.write and hit is not None:
