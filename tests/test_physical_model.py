@@ -730,13 +730,26 @@ def test_a_scattered_access_runs_at_the_probed_rate_of_its_footprint():
                   (L.Launch("f", 1, 32, accesses=(L.Access("a", 400), L.Access("b", 3200, write=True, casual=True))),
                    L.Launch("f", 1, 32, accesses=(L.Access("b", 3200, casual=True),))))
     first, second = L.serve(plan, m["l2_bytes"], True, 0.0, m.l2_hit, m.scattered_rate)
-    # 100 sectors written over a 400-byte array: 2 - 1.5 * 300/900 = 1.5 a ns; its bytes are not streamed
-    assert first.scattered_ns == pytest.approx(100 / 1.5) and (first.dram, first.l2) == (400, 0)
+    # 100 sectors written over a 400-byte array, while a's 400 streamed bytes pass an eighth of theirs (400/3200)
+    # between two touches of a sector: the rate at 450 bytes, 2 - 1.5 * 350/900 a ns; its bytes are not streamed
+    assert first.scattered_ns == pytest.approx(100 / (2 - 1.5 * 350 / 900)) and (first.dram, first.l2) == (400, 0)
     assert (second.scattered_ns, second.l2) == (0.0, 3200)        # b is in the L2 now: its sectors are hits
     old = L.serve(plan, m["l2_bytes"], True)[0]                   # no rate: the sectors at the L2's bandwidth
     assert old.scattered_ns == 0.0 and old.l2 == 3200
     t = L.launch_time(plan.launches[0], first, m)
-    assert t.memory_ns == pytest.approx(400 / 1.0 + 100 / 1.5)    # the streamed bytes, then the scattered sectors
+    assert t.memory_ns == pytest.approx(400 / 1.0 + first.scattered_ns)   # the streamed bytes, then the scattered sectors
+
+
+def test_a_casual_sector_must_outlast_what_its_launch_streams_before_it_is_touched_again():
+    """A gather over a 4000-byte array touching 1000 sectors comes back to a sector an eighth of the launch later,
+    when its 8000 streamed bytes have taken an eighth of their share of the L2 too: the rate at 5000 bytes."""
+    m = replace(toy(), curves={"gather_rate": Curve((4000.0, 6000.0), (4.0, 2.0), "1/ns")})
+    gather = L.Launch("g", 1, 32, accesses=(L.Access("idx", 4000), L.Access("out", 4000, write=True),
+                                           L.Access("a", 32000, casual=True)))
+    served = L.serve(L.Plan({"a": 4000, "idx": 4000, "out": 4000}, (gather,)), 1e9, True, 0.0, None, m.scattered_rate)
+    assert served[0].scattered_ns == pytest.approx(1000 / 3.0)          # rate(5000) = 3, not rate(4000) = 4
+    alone = L.Launch("g", 1, 32, accesses=(L.Access("a", 32000, casual=True),))
+    assert L.serve(L.Plan({"a": 4000}, (alone,)), 1e9, True, 0.0, None, m.scattered_rate)[0].scattered_ns == 250.0
 
 
 def test_a_casual_access_that_counts_its_requests_pays_for_them_not_for_its_sectors():

@@ -342,12 +342,13 @@ def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0,
     for launch in plan.launches:
         dram = l2 = writeback = scattered_ns = issue_ns = 0.0
         footprint = sum(plan.arrays.get(name, 0) for name in {a.array for a in launch.accesses})
+        streamed = sum(a.bytes for a in launch.accesses if not a.casual)
         for a in launch.accesses:
             size = plan.arrays.get(a.array, a.bytes)
             resident = not a.fresh and a.array in last_touch and clock - last_touch[a.array] + size <= l2_bytes
             if a.cached or resident:
                 l2 += a.bytes
-            elif a.casual and scattered and (rate := scattered(a.write, min(size, a.reuse or size))):
+            elif a.casual and scattered and (rate := scattered(a.write, _casual_footprint(a, size, streamed))):
                 requests = a.bytes / SECTOR if a.requests is None else a.requests
                 scattered_ns += requests / rate
                 if issue:
@@ -368,6 +369,13 @@ def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0,
             last_touch[a.array] = clock
         out.append(Served(dram, l2, writeback, scattered_ns, issue_ns))
     return out
+
+
+def _casual_footprint(access: Access, size: float, streamed: float) -> float:
+    """The L2 bytes a casual access's sector must outlast to be touched again: its array's (or its ``reuse``),
+    and what the launch streams meanwhile, the share of its streamed bytes that one reuse takes of the access."""
+    held = min(size, access.reuse or size)
+    return held + streamed * min(1.0, held / access.bytes) if access.bytes else held
 
 
 SUB_PARTITIONS = 4   # an SM's schedulers, each with a quarter of its register file
