@@ -328,7 +328,8 @@ def serve(plan: Plan, l2_bytes: float, ecc: bool, dirty: float = 0.0,
 
     Where the machine has probed it, ``scattered(write, footprint)`` is the rate (sectors per ns) at which the
     device serves a casual access of an array of ``footprint`` bytes (or of its ``reuse``, the bytes that must stay
-    in the L2 for a sector's next touch to hit, where smaller) not yet in the L2: one request per sector (or its
+    in the L2 for a sector's next touch to hit, where smaller; with what the launch streams meanwhile,
+    :func:`_casual_footprint`) not yet in the L2: one request per sector (or its
     ``requests``), each filled or written back by itself (on ECC memory a partial sector is read before it is
     written), which the bytes of its sectors at the streaming bandwidths do not describe. Such an access's time is
     ``Served.scattered_ns`` and none of its bytes are counted as streamed; ``issue(write)``, the rate the SMs
