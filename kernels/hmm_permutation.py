@@ -357,7 +357,8 @@ def _run_lengths(perm: str, size: int, tile: int, window: int) -> tuple[np.ndarr
     if _unnamed(perm) or perm == "random":
         mean = span / windows
         k = np.arange(1, min(span, int(mean + 12 * math.sqrt(mean) + 12)) + 1)
-        return k, cdiv(size, tile) * windows * binom.pmf(k, span, 1 / windows)
+        runs = cdiv(size, tile) * windows * binom.pmf(k, span, 1 / windows)
+        return k[runs > 0], runs[runs > 0]       # one window: every run the whole tile, not span lengths to average
     p = perms.resolve(perm, size, 0)
     _, lengths = np.unique(np.arange(size, dtype=np.int64) // tile * windows + p // window, return_counts=True)
     return tuple(np.unique(lengths, return_counts=True))
@@ -376,6 +377,7 @@ def _instructions_touched(lengths: np.ndarray, per_lane: int) -> np.ndarray:
     return touched.mean(axis=1)
 
 
+@functools.lru_cache(maxsize=None)
 def line_requests(perm: str, size: int, tile: int, window: int, itemsize: int) -> float:
     """L2 requests of pass 1's writes to ``mid``. In one store instruction the lanes of one run write 16 bytes apart
     (consecutive slots hold consecutive targets, and a lane's chunk is 16 bytes of slots), so m of them touch
