@@ -19,7 +19,9 @@ def _gpu_available() -> tuple[bool, str]:
     return True, ""
 
 
+@pytest.hookimpl(trylast=True)        # after -k and -m have deselected: build only what will be tested
 def pytest_collection_modifyitems(config, items):
+    _start_cuda_builds(config, items)
     ok, why = _gpu_available()
     if ok:
         return
@@ -27,6 +29,39 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def _start_cuda_builds(config, items):
+    """Start the builds of the .cu files whose compile tests were collected (:mod:`cuda_builds`), and run those
+    tests last, so the other tests run while nvcc works."""
+    import cuda_builds
+
+    waiting = [item for item in items if item.get_closest_marker("cuda_build")]
+    if not waiting or config.option.collectonly or not cuda_builds.available():
+        return
+    files = sorted({item.callspec.params["cu"] for item in waiting})
+    config.stash[CUDA_BUILDS] = cuda_builds.Builds(files)
+    items[:] = [item for item in items if item not in waiting] + waiting
+
+
+CUDA_BUILDS = pytest.StashKey()
+
+
+def pytest_unconfigure(config):
+    builds = config.stash.get(CUDA_BUILDS, None)
+    if builds is not None:
+        builds.close()
+
+
+@pytest.fixture
+def cuda_build(request):
+    """The background build of the parametrized ``cu`` file (started at collection, or now if it was not)."""
+    import cuda_builds
+
+    builds = request.config.stash.get(CUDA_BUILDS, None)
+    if builds is None:
+        builds = request.config.stash[CUDA_BUILDS] = cuda_builds.Builds([])
+    return builds.result(request.node.callspec.params["cu"])
 
 
 @pytest.fixture(autouse=True)

@@ -18,18 +18,13 @@ def test_cuda_sources_are_shipped():
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed on this machine")
+@pytest.mark.cuda_build
 @pytest.mark.parametrize("cu", CU_FILES)
-def test_every_cu_compiles(cu, tmp_path):
-    """For sm_80 and sm_90 at once (two processes: shaped.cu takes two minutes an architecture on CI's cores)."""
-    src = resources.files("memtune.kernels").joinpath(cu)
-    procs = {arch: subprocess.Popen(["nvcc", "-std=c++17", "--cubin", f"-arch={arch}", str(src), "-o",
-                                     str(tmp_path / f"{arch}.cubin")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    text=True)
-             for arch in ("sm_80", "sm_90")}
-    for arch, proc in procs.items():
-        _, err = proc.communicate(timeout=600)
-        assert proc.returncode == 0, f"{arch}: {err}"
-        assert (tmp_path / f"{arch}.cubin").stat().st_size > 0
+def test_every_cu_compiles(cu, cuda_build):
+    """For sm_80 and sm_90: built in the background from the start of the session (tests/cuda_builds.py)."""
+    assert cuda_build.failure is None, cuda_build.failure
+    assert sorted(cuda_build.cubins) == ["sm_80", "sm_90"]
+    assert all(path.stat().st_size > 0 for path in cuda_build.cubins.values())
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed on this machine")
