@@ -38,7 +38,13 @@ def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> P
     wait on that tap's shared read: ``chains`` 1, an FMA latency an instruction). A thread's ⌊halo / p⌋ or
     ⌈halo / p⌉ halo loads are the rounds of nvcc's four-fold unroll (:func:`~.base.unrolled_rounds`: four predicated
     loads before their four shared stores in the SASS), the block waiting for whichever takes more
-    (:func:`~.base.grid_stride_rounds`). Two barriers a tile."""
+    (:func:`~.base.grid_stride_rounds`). Two barriers a tile, the second after the tile's outputs are stored: it
+    waits for the slowest of the block's warps' stores (``store_barriers``, priced at the probed ``store_wait``, as
+    the transposes' tiles are). Added after the H200's held-out convolutions (measured before it, each configuration
+    once: bench/results/h200/offladder/fresh*, zero_shot_1126) showed measured / predicted rising with the block's
+    threads on every grid, 0.99 at 32-128 threads to 1.27 at 512 and 1.36 at 1024: their median error 9.34 -> 8.30 %,
+    90th percentile 26.8 -> 20.4 %, and 1.22 at 1024 threads after. The H100's machine file has no probed store wait,
+    so its predictions are unchanged."""
     e, size = np.dtype(dtype).itemsize, h * w * count
     p, tile, r = params["p"], params["tile"], params["r"]
     tiles = cdiv(h, tile) * cdiv(w, tile) * count
@@ -57,6 +63,7 @@ def conv_plan(h: int, w: int, count: int, v: int, dtype: str, params: dict) -> P
                             cdiv(halo, 32) + reads * cdiv(columns, 32)),
                         shared_rounds=per_block * cdiv(columns, p) * k,
                         fma_chain=per_block * cdiv(columns, p) * taps, barriers=per_block * 2,
+                        store_barriers=per_block,
                         flops=per_block * 2 * taps * tile * tile, fp64=dtype == "float64", working=tiles,
                         source=SOURCE),))
 

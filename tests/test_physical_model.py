@@ -271,8 +271,9 @@ def test_a_block_leaves_its_store_phase_with_its_slowest_warps_store():
     assert H100.measured("store_wait") == 0 and physical.load("H200").measured("store_wait") == pytest.approx(138.65)
 
 
-def test_the_shared_memory_transposes_end_a_store_phase_a_tile():
+def test_the_shared_memory_transposes_and_the_convolution_end_a_store_phase_a_tile():
     from memtune.kernels import get
+    from memtune.kernels.conv_matmul import conv_plan
     from memtune.kernels.hmm_permutation import rowwise_launch, transpose_launch
 
     # 1024^2 in 32-wide tiles: 1024 tiles over 132 blocks, 7.76 a block, each a load phase, a barrier, its stores
@@ -284,6 +285,12 @@ def test_the_shared_memory_transposes_end_a_store_phase_a_tile():
     assert s.store_barriers == 1 and s.warps == 8   # one 64 x 64 tile a block, its 8 warps' stores then a barrier
     plan = get("hmm_transpose").launch_plan(1 << 20, "float32", {"rows": 32, "d": 0, "tile": 32}, {})
     assert [x.store_barriers for x in plan.launches] == [1]
+    # a 1000^2 image in 32-wide tiles: 32^2 = 1024 tiles, each its outputs stored then a barrier before the next
+    # tile's halo; on 100 blocks 10.24 a block, on d = 0 one a block (its last barrier before it exits)
+    walked = conv_plan(1000, 1000, 1, 2, "float32", {"p": 512, "tile": 32, "r": 2, "d": 100}).launches[0]
+    assert walked.store_barriers == pytest.approx(10.24) and walked.barriers == pytest.approx(2 * 10.24)
+    one = conv_plan(1000, 1000, 1, 2, "float32", {"p": 512, "tile": 32, "r": 2, "d": 0}).launches[0]
+    assert (one.blocks, one.store_barriers, one.warps) == (1024, 1, 16)
 
 
 def test_a_loop_nvcc_unrolls_by_four_waits_a_round_a_four_loads():
