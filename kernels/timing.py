@@ -123,18 +123,23 @@ def warm_up(run, runs: int = 3, ms: float = WARMUP_MS) -> int:
     Three runs of a short kernel were not enough: on the H100 the first median of 15 of a 2^24 prefix sum in a
     fresh process read 102 µs after three warm-up runs, the next two medians 65 µs (a GPU left idle, by a
     compile or the host's work between cases, is slow to come back to speed). 25 ms is triton's do_bench's.
+    The clock starts after the first run: a kernel's first call in a process compiles it on the host, and with
+    the start event recorded before it the compile's seconds read as GPU time, so the warm-up ended after the
+    runs asked for, with the GPU idle through all of it (H200, 2026-11-29: 3 runs of a 1 ms kernel where 25 ms
+    takes 31).
     """
     cp = cupy()
     start, stop = cp.cuda.Event(), cp.cuda.Event()
+    run()
     start.record()
-    done, batch = 0, max(runs, 1)
+    done, batch = 1, max(runs - 1, 1)
     while True:
         for _ in range(batch):
             run()
         done += batch
         stop.record()
         stop.synchronize()
-        if cp.cuda.get_elapsed_time(start, stop) >= ms:
+        if done >= runs and cp.cuda.get_elapsed_time(start, stop) >= ms:
             return done
         batch *= 2
 

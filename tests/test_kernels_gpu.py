@@ -123,9 +123,26 @@ def test_timing_rows_carry_their_context():
 def test_every_timing_first_keeps_the_gpu_busy_for_25_ms():
     from memtune.kernels.timing import WARMUP_MS, hold_gpu, warm_up
 
-    runs = warm_up(lambda: hold_gpu(1_000_000), 3)        # 1 ms a run: batches of 3, 6, 12, 24 until 25 ms
-    assert WARMUP_MS == 25.0 and runs == 45
+    runs = warm_up(lambda: hold_gpu(1_000_000), 3)        # 1 ms a run: one, then batches of 2, 4, 8, 16 until 25 ms
+    assert WARMUP_MS == 25.0 and runs == 31
     assert warm_up(lambda: hold_gpu(40_000_000), 3) == 3   # a run longer than the warm-up: the runs asked for
+
+
+def test_a_first_run_s_host_work_is_not_counted_as_warm_up():
+    """A kernel's first call compiles it on the host while the GPU idles: 50 ms of it must not end the warm-up."""
+    import time
+
+    from memtune.kernels.timing import hold_gpu, warm_up
+
+    calls = []
+
+    def run():
+        if not calls:
+            time.sleep(0.05)
+        calls.append(1)
+        hold_gpu(1_000_000)
+
+    assert warm_up(run, 3) == 31 == len(calls)
 
 
 TOL = {"float32": 2e-6, "float64": 1e-13}
