@@ -1,12 +1,12 @@
 """Every shipped .cu built for sm_80 and sm_90 in the background, while the other tests run.
 
-shaped.cu's front end (cicc) takes about four minutes on CI's cores and its assembly (ptxas) as long again for
-each architecture; built in the test itself, one file after another, the builds were ten of CI's sixteen
-minutes with one core idle most of the time. So the conftest starts them when the session's tests are
-collected, biggest first, and moves the tests that wait on them to the end of the run. Each file goes through
-the front end once, to PTX for compute_80 (no kernel branches on ``__CUDA_ARCH__``, so sm_90's PTX would be
-the same code), and that PTX is assembled for sm_80 and sm_90 side by side: the same checks as two whole
-compilations (the source's errors, each architecture's assembly), with one front end less a file.
+shaped.cu's front end (cicc) takes about four minutes on CI's cores and its assembly (ptxas) three and a half
+more for each architecture; built in the test itself, one file after another (the two architectures side by
+side), the builds were eleven of CI's seventeen minutes with every other test waiting. So the conftest starts
+them when the session's tests are collected, biggest first, and moves the tests that wait on them to the end.
+Each file goes through the front end once, to PTX for compute_80 (no kernel branches on ``__CUDA_ARCH__``, so
+sm_90's PTX would be the same code), and that PTX is assembled for sm_80 and sm_90 side by side: the same checks
+as two whole compilations (the source's errors, each architecture's assembly), with one front end less a file.
 """
 from __future__ import annotations
 
@@ -35,10 +35,6 @@ class Built:
     def failure(self) -> str | None:
         bad = [f"{cmd}: exit {rc}: {err.strip()}" for cmd, rc, err in self.steps if rc != 0]
         return "\n".join(bad) or None
-
-
-def sources() -> list[str]:
-    return sorted(p.name for p in resources.files("memtune.kernels").iterdir() if p.name.endswith(".cu"))
 
 
 def available() -> bool:
