@@ -139,7 +139,7 @@ def warm_up(run, runs: int = 3, ms: float = WARMUP_MS) -> int:
         done += batch
         stop.record()
         stop.synchronize()
-        if done >= runs and cp.cuda.get_elapsed_time(start, stop) >= ms:
+        if cp.cuda.get_elapsed_time(start, stop) >= ms:      # done >= runs already: 1 + (runs - 1)
             return done
         batch *= 2
 
