@@ -357,6 +357,25 @@ def test_a_waiting_block_idles_its_share_of_the_sm():
     assert float(L.launch_expr(t, m).subs(L.symbol_values(m))) == pytest.approx(t.total_ns)
 
 
+def test_a_block_whose_warps_meet_at_barriers_issues_its_phases_in_turn():
+    """Two 512-thread blocks, one an SM (two would fit), each 10 DRAM rounds of 100 ns and 2000 shared wavefronts:
+    its 16 warps' own path issues 2000 / 16 wavefronts 4 cycles apart (500 ns), but between barriers the block needs
+    the SM's shared pipe for all 2000 (one a cycle: 2000 ns), none of it overlapping its rounds. So a block's path is
+    1000 + 2 drains of 20 + 2000 = 3040 ns, after the wave's 1000 bytes at 1 byte/ns, and the drain's round: 4140.
+    Without barriers the warps overlap: 1000 + 1000 + 500 + 100 = 2600. The FMA pipe runs beside the shared one:
+    1.5e6 flops and no wavefronts take the SM 1.5e6 x 2 SMs / 1000 flops a ns = 3000 ns (4 accumulators: a warp's
+    own 1465 ns), 5140 in all; 200 wavefronts and 1e5 flops, the larger of 200 and 200 ns (not their sum)."""
+    m = toy()
+    phases = L.Launch("f", 2, 512, accesses=(L.Access("a", 1000),), rounds=10, shared_wavefronts=2000, barriers=2)
+    for launch, issue, total in ((phases, 2000, 4140), (replace(phases, barriers=0), 0, 2600),
+                                 (replace(phases, shared_wavefronts=0, flops=1.5e6, chains=4), 3000, 5140),
+                                 (replace(phases, shared_wavefronts=200, flops=1e5, chains=4), 200, 2340)):
+        assert L.block_issue_ns(launch, L.launch_wavefronts(launch, m), m) == pytest.approx(issue)
+        t = L.launch_time(launch, L.Served(1000, 0), m)
+        assert t.blocks_per_sm == 2 and t.total_ns == pytest.approx(total)
+        assert float(L.launch_expr(t, m).subs(L.symbol_values(m))) == pytest.approx(t.total_ns)
+
+
 def test_a_loop_past_the_instruction_cache_waits_on_its_code_shared_by_its_block_s_warps_at_a_scheduler():
     """A lone warp's cycles an instruction over a loop's bytes: 1 up to 32 KB, 2.5 from 40 KB. A loop of 48 KB
     costs a 2-warp block's warps 2.5 / 1 cycles an instruction (each alone at its scheduler), a 16-warp block's

@@ -16,7 +16,8 @@ machine file supplies the rest. Per launch:
     its busiest SM's share of the rate the SMs issue them at (the probe's L2-resident rate: every SM busy, no
     DRAM behind them), since an SM issues only its own blocks' sectors,
   - latency: ``rounds`` dependent global rounds of one block, each a DRAM (or L2) latency, and its
-    dependent shared rounds at the shared latency,
+    dependent shared rounds at the shared latency, and its issue: one warp's share of it, or, where its warps
+    meet at barriers (phases in turn), the whole block's at the SM's pipes (``block_issue_ns``),
   - the SM's instruction work: shared wavefronts (one per cycle per SM) plus fused multiply-adds at
     the measured rate, on the ``k / sms`` blocks each SM holds;
   with one latency more to drain the launch; a wave's rounds wait on top of its streamed bytes (a block's
@@ -442,7 +443,7 @@ def launch_time(launch: Launch, served: Served, machine) -> LaunchTime:
             + fma_chain_ns(launch, machine)
             + (launch.store_barriers * store_phase_ns(launch.warps, machine) if launch.store_barriers else 0.0))
     drain = launch_drain_cycles(launch, machine) / machine["clock"]
-    lat = wait + drain + warp_issue
+    lat = wait + drain + max(warp_issue, block_issue_ns(launch, wavefronts, machine))
 
     block_ratio, busiest = imbalance(launch, sms)        # the busiest block's and SM's tiles over the average
 
@@ -618,6 +619,30 @@ def fetch_cycles(launch: Launch, machine) -> float:
     return max(1.0, machine.fetch_slowdown(launch.loop_bytes) / -(-launch.warps // SCHEDULERS))
 
 
+def block_issue_ns(launch: Launch, wavefronts: float, machine) -> float:
+    """The least time a block's own issue takes where its warps meet at barriers (``launch.barriers``): its phases
+    run in turn, so none of it overlaps the block's waits, and no phase issues faster than the whole SM takes the
+    block's shared wavefronts (one a cycle) or its FMAs (the SM's share of the probed rate). The two pipes run side
+    by side, so the larger counts. 0 for a launch without barriers: its warps drift apart, and one warp's issue
+    overlaps another's wait (its own path, ``warp_issue``, stands).
+
+    Why: one 1024-thread convolution block alone on an SM (d = 1, tile 32, v = 1, an 800² image on the H200,
+    bench/results/h200/offladder/fresh/conv) measured 1.93 us a tile where it was priced 1.32: its 32 warps' 613
+    wavefronts a tile take 310 ns at one a cycle, where the model had priced one warp's share, 59 ns. On the
+    held-out grids (each configuration once), with the term: H200 9.51 -> 9.27 % (conv 8.33 -> 7.55 %, matmul
+    20.24 -> 19.18 %), H100 10.16 -> 9.81 % (conv 9.29 -> 8.67 %, matmul 15.32 -> 13.82 %); measured / predicted
+    at 1024 threads 1.22 -> 1.10 (H200) and 1.32 -> 1.19 (H100). Development: the H100's studies 11.4 -> 11.1 %
+    (conv_matmul 19.6 -> 11.8 %); the tables' trials: picks 538 -> 543 of 579 (H100) and 532 -> 537 of 582
+    (H200), their convolutions' error 10.0 -> 10.7 % and 9.2 -> 10.7 %. Tried and not kept: the sum of the two
+    pipes (the tables' matmul trials 4.5 -> 18 %), and the term on every launch (held-out permutations 8.86 ->
+    9.33 %, transposes 6.88 -> 7.38 %, and sat_2r2w 6.7 -> 20.7 %, whose wavefronts are an uncoalesced load's
+    passes through the L1 by warps that never wait for each other)."""
+    if not launch.barriers:
+        return 0.0
+    fma = machine["fma_f64" if launch.fp64 else "fma_f32"]
+    return max(wavefronts / machine["clock"], launch.flops * machine["sms"] / fma)
+
+
 def fma_chain_ns(launch: Launch, machine) -> float:
     """The block's dependent FMAs, one probed FMA latency (cycles) each."""
     return launch.fma_chain * machine["fma_latency_f64" if launch.fp64 else "fma_latency"] / machine["clock"]
@@ -711,7 +736,9 @@ def launch_expr(t: LaunchTime, machine) -> sympy.Expr:
     stores = sympy.nsimplify(launch.store_barriers * (harmonic(launch.warps) - 1)) * STORE if launch.store_barriers else 0
     wait = (sympy.nsimplify(launch.rounds) * lat_sym + ahead + sympy.nsimplify(launch.l2_rounds) * LAT2
             + sympy.nsimplify(launch.tickets) * ticket + shared_lat + fma_lat + stores)
-    lat = wait + drain + warp_issue
+    block_issue = (sympy.Max(sympy.nsimplify(wavefronts) / SIGMA, sympy.nsimplify(launch.flops * sms) / phi)
+                   if launch.barriers else 0)                # as block_issue_ns
+    lat = wait + drain + sympy.Max(warp_issue, block_issue)
     b = t.blocks_per_sm
 
     block = BLOCK + launch.warps * WARP
