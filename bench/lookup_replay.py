@@ -66,7 +66,8 @@ GRIDS = [("H100", "h100/offladder/noticket_after", ("prefix_sums",), 0),
          ("H200", "h200/offladder/perm_1129", ("permutation",), 0),
          ("H200", "h200/offladder/fresh_1129/a", ("prefix_sums", "sum", "sat", "transpose"), 0),
          ("H200", "h200/offladder/fresh_1129/b", ("permutation", "conv"), 0),
-         ("H200", "h200/offladder/conv_1129", ("conv",), 0)]
+         ("H200", "h200/offladder/conv_1129", ("conv",), 0),
+         ("H200", "h200/offladder/barrier_1129", ("conv", "matmul"), 0)]
 SHAPED_RUNS = ("shaped", "shaped_fresh_1128")    # the shaped checks, each a folder of its answers and its shapes
 LADDER_FAMILIES = ("prefix_sums", "sum", "sat", "transpose", "permutation")
 WITHIN = 1.05
