@@ -529,6 +529,35 @@ def test_a_tile_the_side_cannot_take_runs_as_the_tile_it_falls_back_to_and_borro
     assert own == {json.dumps({**wide, "tile": 32}, sort_keys=True): pytest.approx(math.log(2.0), rel=1e-9)}
 
 
+def test_between_recorded_sizes_an_answer_of_more_blocks_than_tiles_runs_one_block_a_tile():
+    """Measured best at 1024² and 2048² (v = 2): 2048 blocks of 128 threads, r 8, tile 32. At 1130² that is more
+    blocks than its 36² = 1296 tiles, so the answer runs one block a tile (d = 0), the same work without 752 blocks
+    that start idle, its estimate the answer's residual at the model's time of it; at 1500² (47² = 2209 tiles) the
+    2048 blocks all work, and the answer keeps them."""
+    model, trials = tuner.load_model(H100), []
+    best = {"d": 2048, "p": 128, "r": 8, "tile": 32}
+    table = tuner.LookupTable()
+    for side in (1024, 2048):
+        at = tuner.problem("conv_hmm", side ** 2, v=2)
+        for p in at.points():
+            trials.append({"device": H100, "kernel": "conv_hmm", "dtype": "float32", "size": side ** 2,
+                           "case": json.dumps({"v": 2}), "params": json.dumps(p, sort_keys=True),
+                           "median_ms": at.predict_ms(model, p) * (0.5 if p == best else 1.0)})
+        table.record(device=H100, kernel="conv_hmm", dtype="float32", size=side ** 2, case={"v": 2}, params=best,
+                     median_ms=at.predict_ms(model, best) * 0.5, best_of=len(trials), space=len(trials))
+    table.trials = pd.DataFrame(trials)
+    small = tuner.problem("conv_hmm", 1130 ** 2, v=2)
+    answer = tuner.lookup(small, table, model, H100, shipped=False)
+    assert answer.source == "interpolated" and answer.params == {**best, "d": 0}
+    from memtune.tuner.interpolate import _without_idle_blocks
+
+    ms, kept = _without_idle_blocks(small, model, 1.0, best)
+    assert kept == {**best, "d": 0} and ms == pytest.approx(small.predict_ms(model, kept) / small.predict_ms(model, best))
+    assert _without_idle_blocks(small, model, 1.0, {**best, "d": 1024}) == (1.0, {**best, "d": 1024})
+    larger = tuner.lookup(tuner.problem("conv_hmm", 1500 ** 2, v=2), table, model, H100, shipped=False)
+    assert larger.source == "interpolated" and larger.params == best
+
+
 def test_the_models_top_configurations_at_a_size_are_three_that_run_differently():
     """At n̄ = 800 the transpose's 64-wide tiles run 32 wide: the model's best nominal points there come in twins
     (tile 64 ranked as its tile 32), and the three the interpolated answer adds are three distinct runs."""

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..costmodel.errors import ParameterError
+from ..costmodel.physical.launch import working_blocks
+from ..kernels.errors import KernelLaunchError
 from .correction import Indicators, posterior
 from .lookup_table import Answer, device_matches
 
@@ -61,7 +63,7 @@ def between(problem, tables: list, model, device: str | None) -> Answer | None:
     scored = _ranked(problem, model, measured)
     if not scored:
         return None
-    ms, readable = scored[0]
+    ms, readable = _without_idle_blocks(problem, model, *scored[0])
     return Answer(problem.name, problem.size, problem.dtype, device_name, readable, None, ms, "interpolated",
                   None, between=tuple(sizes),
                   note=f"not recorded at this size: the model corrected by {len(measured)} measurements at "
@@ -114,6 +116,33 @@ def _ranked(problem, model, measured: list[Measured]) -> list[tuple[float, dict]
     residuals = _weighted(problem.size, _residuals_at_neighbours(problem, model, measured))
     scored = [(_estimate(problem, model, r, residuals, measured), r) for r in valid]
     return sorted(((ms, r) for ms, r in scored if math.isfinite(ms)), key=lambda item: item[0])
+
+
+def _without_idle_blocks(problem, model, ms: float, readable: dict) -> tuple[float, dict]:
+    """The answer on one block a tile (d = 0) where its d blocks outnumber the tiles at this size: the same work, less
+    the blocks that start and exit idle, which only cost. A neighbour's best d can exceed a smaller size's tiles:
+    2048 blocks answered for convolutions of 1170² and 1130² (1369 and 1296 tiles of 32) measured 1.140 and 1.120 of
+    one block a tile, the best of their grids (H200, offladder/fresh_1128b and barrier_1129). Its estimate keeps the
+    answer's residual, at the model's time of one block a tile."""
+    kernel, member, own = _split(problem, readable)
+    if member.kernel.peer or not own.get("d"):
+        return ms, readable
+    tiled = {**own, "d": 0}
+    if not _takes(problem, _readable(problem, kernel, tiled)) or \
+            not _idles(member, problem, own) or _idles(member, problem, tiled):
+        return ms, readable
+    scale = _predict_at(problem, model, kernel, problem.size, tiled) / _predict_at(problem, model, kernel, problem.size, own)
+    return ms * scale if math.isfinite(scale) else ms, _readable(problem, kernel, tiled)
+
+
+def _idles(member, problem, own: dict) -> bool:
+    """Whether a launch of the configuration has blocks without work at the problem's size (False where it has no
+    plan to say so)."""
+    try:
+        plan = member.kernel.plan(problem.size, problem.dtype, member.kernel.check_params(own), member.case)
+    except (ParameterError, KernelLaunchError):
+        return False
+    return any(working_blocks(launch)[1] for launch in plan.launches)
 
 
 def _readable(problem, kernel: str, own: dict) -> dict:
