@@ -105,16 +105,27 @@ def walk_latencies() -> dict[str, Quantity]:
             for name, resident in (("walk_dram_latency", False), ("walk_l2_latency", True))}
 
 
+def crossing_mib(curve: dict[int, float], half: float) -> float:
+    """The footprint (MiB) where the chase latency ``curve`` (footprint -> ns) first reaches ``half``, interpolated
+    between the two footprints around the crossing; the largest footprint measured where none reaches it (a lower
+    bound: it never extrapolates, which on a noisy curve, latencies read while other work ran, gave a negative
+    size: the GPU suite's probe, 2026-11-29, bench/results/h200/gpu_tests_1129e.log)."""
+    mib = sorted(curve)
+    knee = next((m for m in mib if curve[m] >= half), None)
+    if knee is None:
+        return float(mib[-1])
+    prev = mib[max(0, mib.index(knee) - 1)]
+    if knee == prev or curve[prev] >= half:
+        return float(knee)
+    return prev + (knee - prev) * (half - curve[prev]) / (curve[knee] - curve[prev])
+
+
 def l2_size(l2_ns: float, dram_ns: float, attribute: int) -> tuple[Quantity, dict, Curve]:
     """The footprint where the chase latency crosses half-way between the L2's and the DRAM's, and the chase
     latency at each footprint measured (the model reads the L2's hit fraction of random accesses off it)."""
     mib = [8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 128]
     curve = {m: statistics.median(chase_ns(m << 20, 4000, 3)) for m in mib}
-    half = (l2_ns + dram_ns) / 2
-    knee = next((m for m in mib if curve[m] >= half), mib[-1])
-    prev = mib[max(0, mib.index(knee) - 1)]
-    if knee != prev and curve[knee] != curve[prev]:   # interpolate between the two footprints around the crossing
-        knee = prev + (knee - prev) * (half - curve[prev]) / (curve[knee] - curve[prev])
+    knee = crossing_mib(curve, (l2_ns + dram_ns) / 2)
     chase = Curve(tuple(float(m << 20) for m in mib), tuple(curve[m] for m in mib), *CURVES["l2_chase_latency"])
     return Quantity(knee * (1 << 20), "B", 0.0, PARAMETERS["l2_bytes"][1]), {"l2_attribute_bytes": attribute}, chase
 

@@ -331,3 +331,18 @@ def test_a_named_permutation_s_bucketed_runs_are_counted():
 
     assert runs("identical", 4096, 8192) == {4096: 16}           # each tile lies in one window: a run a tile
     assert runs("bit-reversal", 4096, 4096) == {256: 16 * 16}    # a tile's 4096 reversed indices hit all 16 windows
+
+
+def test_the_probed_l2_size_is_where_the_chase_crosses_half_way_and_never_an_extrapolation():
+    """Chase latencies of 300 ns to 32 MiB and 700 from 64 (half-way between an L2 of 200 and a DRAM of 800 is
+    500): the crossing lies between 32 and 64 MiB, at 32 + 32 x 200 / 400 = 48. A first footprint already past
+    half-way is the crossing itself. Where no footprint reaches half-way (a DRAM latency read high while other work
+    ran: 2000 ns, so 1100) the largest footprint, 64 MiB: extrapolating the falling tail 660 -> 650 gave 32 + 32 x
+    440 / -10 = -1376 MiB, a negative L2."""
+    from memtune.kernels.probe import crossing_mib
+
+    curve = {8: 300.0, 16: 300.0, 32: 300.0, 64: 700.0}
+    assert crossing_mib(curve, 500.0) == pytest.approx(48.0)
+    assert crossing_mib({8: 600.0, 16: 700.0}, 500.0) == 8.0
+    assert crossing_mib({8: 300.0, 32: 660.0, 64: 650.0}, 1100.0) == 64.0
+    assert crossing_mib(curve, 700.0) == 64.0
